@@ -1,0 +1,92 @@
+# iowrap — see README.md.  `make check` on a fresh Debian 12 machine installs
+# what is missing, builds the static dependencies, builds and runs every test.
+
+CC        := musl-gcc
+HOSTCC    := gcc
+DEPS      := build/deps
+KHEADERS  := build/kheaders
+OBJDIR    := build/obj
+PYTEST    := /usr/bin/python3 -m pytest
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
+CPPFLAGS  := -D_GNU_SOURCE -Icommon -Iptrace -Icmd -I$(DEPS)/include \
+             -idirafter $(KHEADERS)
+CFLAGS    := -std=c11 -O2 -g $(WARN) -fstack-protector-strong \
+             -D_FORTIFY_SOURCE=2
+LDFLAGS   := -static
+LDLIBS    := $(DEPS)/lib/libseccomp.a $(DEPS)/lib/libfuse3.a -lpthread
+
+COMMON_SRC := $(sort $(wildcard common/*.c))
+PTRACE_SRC := $(sort $(wildcard ptrace/*.c))
+CMD_SRC    := $(sort $(wildcard cmd/*.c))
+LIB_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(COMMON_SRC) $(PTRACE_SRC))
+CMD_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(CMD_SRC))
+UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
+HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
+HELPERS    := $(patsubst tests/helpers/%.c,build/helpers/%,$(HELPER_SRC))
+DEPS_STAMP := $(DEPS)/.built
+
+.PHONY: all deps packages check test unit lint demo bench clean distclean
+
+all: bin/iowrap
+
+packages:
+	@bash ci/install-packages.sh
+
+$(DEPS_STAMP):
+	@bash ci/build-deps.sh
+
+deps: $(DEPS_STAMP)
+
+$(OBJDIR)/%.o: %.c $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+build/libiowrap.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+bin/iowrap: $(CMD_OBJ) build/libiowrap.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) build/libiowrap.a $(LDLIBS)
+
+build/unit-tests: $(UNIT_SRC) build/libiowrap.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $(UNIT_SRC) \
+		build/libiowrap.a $(LDLIBS)
+
+# Test programs: built with the host's glibc gcc, as users' programs are.
+build/helpers/%: tests/helpers/%.c
+	@mkdir -p build/helpers
+	$(HOSTCC) -O1 -g -Wall -Wextra -Werror -o $@ $< -lpthread
+
+unit: build/unit-tests
+	./build/unit-tests
+
+test: bin/iowrap build/unit-tests $(HELPERS)
+	$(PYTEST) -q tests
+
+check: packages
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory test
+
+lint:
+	clang-format --dry-run --Werror cmd/*.c cmd/*.h common/*.c common/*.h \
+		ptrace/*.c ptrace/*.h tests/unit/*.c tests/unit/*.h \
+		tests/helpers/*.c
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+		--inline-suppr --std=c11 -D_GNU_SOURCE -Icommon -Iptrace -Icmd \
+		cmd common ptrace
+
+demo: bin/iowrap
+	@bash tests/demo/run-demo.sh
+
+bench: bin/iowrap $(HELPERS)
+	@/usr/bin/python3 bench/accuracy.py
+
+clean:
+	rm -rf bin build/obj build/libiowrap.a build/unit-tests build/helpers
+
+distclean: clean
+	rm -rf build
+
+-include $(shell find $(OBJDIR) -name '*.d' 2>/dev/null)

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iowrap [run] [OPTIONS] -- COMMAND [ARGS...]: runs the task under the
+ * tracer and writes its trace directory.  Whatever happens to the trace,
+ * the task runs and iowrap exits with the task's status.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "cmdpath.h"
+#include "hostinfo.h"
+#include "launch.h"
+#include "signals.h"
+#include "summary.h"
+#include "trace.h"
+#include "tracer.h"
+#include "util.h"
+
+struct run_options {
+	const char *output;
+	bool force;
+	bool strict;
+	bool wait_orphans;
+	char **command;
+};
+
+static const char usage_text[] =
+	"usage: iowrap [OPTIONS] -- COMMAND [ARGS...]\n"
+	"\n"
+	"Runs COMMAND, follows all its processes and threads, and writes a trace\n"
+	"directory: procs.csv (one row per process) and summary.json.\n"
+	"\n"
+	"  -o, --output DIR     trace directory (default: $IOWRAP_DIR, else\n"
+	"                       ./iowrap.HOSTNAME.PID); created 0700\n"
+	"  -f, --force          reuse a non-empty trace directory\n"
+	"      --strict         exit 125 instead of running the task untraced\n"
+	"                       when ptrace cannot be used\n"
+	"      --no-wait-orphans  stop tracing when the main process exits;\n"
+	"                       processes left running are detached\n"
+	"  -h, --help           this text\n"
+	"  -V, --version        the version\n"
+	"\n"
+	"Exit status: the task's own (128+N if it died of signal N); 125 iowrap\n"
+	"failed before the task ran, 126 COMMAND not executable, 127 not found.\n";
+
+enum { OPT_STRICT = 256, OPT_NO_WAIT_ORPHANS };
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	warnx_line("%s; see iowrap --help", msg);
+	return EXIT_IOWRAP_FAILED;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct run_options *o)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "no-wait-orphans", no_argument, NULL, OPT_NO_WAIT_ORPHANS },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->wait_orphans = true;
+	opterr = 0;
+	/* '+': the first non-option is the command; its options are its own. */
+	while ((c = getopt_long(argc, argv, "+:o:fhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = true;
+			break;
+		case OPT_STRICT:
+			o->strict = true;
+			break;
+		case OPT_NO_WAIT_ORPHANS:
+			o->wait_orphans = false;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf("iowrap %s\n", IOWRAP_VERSION);
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs an argument",
+					   argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "no command given: iowrap [OPTIONS] -- COMMAND [ARGS...]");
+	o->command = argv + optind;
+	return -1;
+}
+
+static char *default_output_dir(void)
+{
+	const char *env = getenv("IOWRAP_DIR");
+	char host[HOST_NAME_MAX + 1] = "localhost";
+	struct strbuf sb;
+
+	if (env && *env)
+		return xstrdup(env);
+	gethostname(host, sizeof(host) - 1);
+	host[HOST_NAME_MAX] = '\0';
+	/* A hostname is not a path: keep it one component. */
+	for (char *p = host; *p; p++)
+		if (*p == '/')
+			*p = '_';
+	sb_init(&sb, 0);
+	sb_addf(&sb, "iowrap.%s.%d", host, (int)getpid());
+	return sb_detach(&sb);
+}
+
+/* Why ptrace is unavailable, with the fix, in one line. */
+static void explain_no_ptrace(int err, struct strbuf *why)
+{
+	char scope[16] = "";
+
+	if (read_file_at(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", scope,
+			 sizeof(scope)) > 0 &&
+	    scope[0] == '3') {
+		sb_adds(why, "ptrace is disabled by Yama (kernel.yama.ptrace_scope=3); an administrator must lower it");
+		return;
+	}
+	sb_addf(why, "ptrace is not permitted (%s): iowrap may itself be traced (a debugger, strace) or a seccomp profile blocks ptrace; in a container add CAP_SYS_PTRACE or allow ptrace in its seccomp profile",
+		strerror(-err));
+}
+
+struct run_state {
+	struct run_options opt;
+	struct trace_sink sink;
+	struct host_info host;
+	struct task_context context;
+	struct cgroup_resolver cgroups;
+	struct run_summary summary;
+	struct strbuf untraced_reason;
+	struct strbuf cmdpath;
+	char cwd[PATH_MAX];
+	struct option_value options[4];
+};
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_IOWRAP_FAILED;
+}
+
+static void set_main_exit(struct run_summary *s, int status)
+{
+	s->exit_known = true;
+	if (WIFSIGNALED(status)) {
+		s->exit_signal = WTERMSIG(status);
+		s->core_dumped = WCOREDUMP(status);
+	} else {
+		s->exit_code = WEXITSTATUS(status);
+	}
+	s->iowrap_status = exit_status_of(status);
+}
+
+static void rusage_totals(struct tree_totals *t, const struct rusage *ru)
+{
+	memset(t, 0, sizeof(*t));
+	t->utime_us = (uint64_t)ru->ru_utime.tv_sec * 1000000 +
+		      (uint64_t)ru->ru_utime.tv_usec;
+	t->stime_us = (uint64_t)ru->ru_stime.tv_sec * 1000000 +
+		      (uint64_t)ru->ru_stime.tv_usec;
+	t->cpu_ns = (t->utime_us + t->stime_us) * 1000;
+	t->peak_rss_kib = (uint64_t)ru->ru_maxrss;
+	t->minflt = (uint64_t)ru->ru_minflt;
+	t->majflt = (uint64_t)ru->ru_majflt;
+	t->ctxt_voluntary = (uint64_t)ru->ru_nvcsw;
+	t->ctxt_involuntary = (uint64_t)ru->ru_nivcsw;
+	t->read_bytes = (uint64_t)ru->ru_inblock * 512;
+	t->write_bytes = (uint64_t)ru->ru_oublock * 512;
+}
+
+/* The task runs as a plain child: only wait4's rusage describes it. */
+static void run_untraced(struct run_state *st, struct launch *l)
+{
+	struct rusage ru;
+	int status;
+	pid_t r;
+
+	launch_release(l, true);
+	do
+		r = wait4(l->pid, &status, 0, &ru);
+	while (r < 0 && errno == EINTR);
+	st->summary.end_us = now_realtime_us();
+	if (r < 0) {
+		trace_problem(&st->sink, "waiting for the task failed: %s",
+			      strerror(errno));
+		return;
+	}
+	set_main_exit(&st->summary, status);
+	rusage_totals(&st->summary.totals, &ru);
+	st->summary.totals.processes = 1;
+	st->summary.totals_source = "rusage";
+}
+
+static void run_traced(struct run_state *st, struct launch *l)
+{
+	struct tracer_config cfg = {
+		.wait_orphans = st->opt.wait_orphans,
+		.sink = &st->sink,
+		.cgroups = &st->cgroups,
+		.tick = &signals_tick,
+	};
+	struct tracer_result res;
+
+	launch_release(l, true);
+	signals_start_ticker();
+	if (tracer_run(&cfg, l->pid, &res) < 0)
+		trace_problem(&st->sink, "tracing broke off: %s", res.error);
+	signals_stop_ticker();
+	st->summary.end_us = res.main_end_us ? res.main_end_us :
+					       now_realtime_us();
+	if (!st->opt.wait_orphans)
+		st->summary.end_us = now_realtime_us();
+	st->summary.totals = st->sink.totals;
+	st->summary.totals.processes_max_concurrent = res.max_concurrent;
+	st->summary.totals_source = "ptrace-exit-stops";
+	st->summary.orphans_detached = res.orphans_detached;
+	if (res.main_reaped)
+		set_main_exit(&st->summary, res.main_status);
+	else
+		trace_problem(&st->sink, "the task's exit status never reached iowrap");
+}
+
+static void record_options(struct run_state *st)
+{
+	struct option_value *o = st->options;
+
+	o[0] = (struct option_value){ "output", st->sink.dir.path, -1 };
+	o[1] = (struct option_value){ "force", NULL, st->opt.force };
+	o[2] = (struct option_value){ "strict", NULL, st->opt.strict };
+	o[3] = (struct option_value){ "wait_orphans", NULL,
+				      st->opt.wait_orphans };
+	st->summary.options = o;
+	st->summary.noptions = 4;
+}
+
+static int open_trace(struct run_state *st)
+{
+	char *dir = st->opt.output ? xstrdup(st->opt.output) :
+				     default_output_dir();
+	struct strbuf why;
+	int err;
+
+	sb_init(&why, 0);
+	err = trace_open(&st->sink, dir, st->opt.force, &why);
+	free(dir);
+	if (err == -EEXIST) {
+		warnx_line("%s", sb_str(&why));
+		sb_release(&why);
+		return EXIT_IOWRAP_FAILED;
+	}
+	if (err) {
+		warnx_line("%s%s", sb_str(&why),
+			   st->opt.strict ? "" : "; the task runs untraced");
+		sb_release(&why);
+		return st->opt.strict ? EXIT_IOWRAP_FAILED : -1;
+	}
+	sb_release(&why);
+	return -1;
+}
+
+static void init_state(struct run_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	trace_init(&st->sink);
+	sb_init(&st->untraced_reason, 0);
+	sb_init(&st->cmdpath, PATH_MAX);
+	if (!getcwd(st->cwd, sizeof(st->cwd)))
+		st->cwd[0] = '\0';
+	host_info_read(&st->host);
+	cgroup_resolver_init(&st->cgroups);
+	task_context_read(&st->context, &st->cgroups);
+	st->summary.host = &st->host;
+	st->summary.context = &st->context;
+	st->summary.cwd = st->cwd;
+	st->summary.mode = "ptrace";
+	st->summary.start_us = now_realtime_us();
+}
+
+static int finish(struct run_state *st)
+{
+	st->summary.command = st->opt.command;
+	st->summary.wait_orphans = st->opt.wait_orphans;
+	if (!st->summary.end_us)
+		st->summary.end_us = now_realtime_us();
+	record_options(st);
+	trace_finish(&st->sink, &st->summary);
+	return st->summary.iowrap_status;
+}
+
+/* The command cannot be run: say so in the summary too. */
+static int command_unusable(struct run_state *st, const char *name, int err)
+{
+	int status = err == -ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
+
+	if (err == -ENOENT && !strchr(name, '/'))
+		warnx_line("%s: command not found on PATH; check its name or give its full path",
+			   name);
+	else
+		warnx_line("%s: %s; check the path and its permissions", name,
+			   err == -EACCES ? "not executable" : strerror(-err));
+	st->summary.exec_error = strerror(-err);
+	st->summary.mode = "not-started";
+	st->summary.iowrap_status = status;
+	return finish(st);
+}
+
+static int start_task(struct run_state *st)
+{
+	struct launch l;
+	int err = launch_prepare(&l, sb_str(&st->cmdpath), st->opt.command);
+
+	if (err) {
+		warnx_line("cannot start the task: %s", strerror(-err));
+		st->summary.iowrap_status = EXIT_IOWRAP_FAILED;
+		return finish(st);
+	}
+	signals_set_target(l.pid);
+	err = tracer_seize(l.pid);
+	if (err && st->opt.strict) {
+		explain_no_ptrace(err, &st->untraced_reason);
+		warnx_line("%s; not running the task (--strict)",
+			   sb_str(&st->untraced_reason));
+		launch_release(&l, false);
+		waitpid(l.pid, NULL, 0);
+		st->summary.iowrap_status = EXIT_IOWRAP_FAILED;
+		return finish(st);
+	}
+	if (!err && !trace_has_dir(&st->sink)) {
+		/* Nowhere to write a trace: do not slow the task for nothing. */
+		sb_adds(&st->untraced_reason, "no trace directory");
+		ptrace(PTRACE_DETACH, l.pid, 0L, 0L);
+		err = -EPERM;
+	} else if (err) {
+		explain_no_ptrace(err, &st->untraced_reason);
+		warnx_line("%s; running the task untraced",
+			   sb_str(&st->untraced_reason));
+	}
+	if (err) {
+		st->summary.mode = "untraced";
+		st->summary.untraced_reason = sb_str(&st->untraced_reason);
+		run_untraced(st, &l);
+	} else {
+		run_traced(st, &l);
+	}
+	err = launch_exec_error(&l);
+	if (err)
+		st->summary.exec_error = strerror(err);
+	return finish(st);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_state *st = xcalloc(1, sizeof(*st));
+	int status = parse_options(argc, argv, &st->opt);
+	int err;
+
+	if (status >= 0)
+		return status;
+	{
+		struct run_options opt = st->opt;
+
+		init_state(st);
+		st->opt = opt;
+	}
+	status = open_trace(st);
+	if (status >= 0)
+		return status;
+	signals_setup();
+	/* Daemonised grandchildren are reparented to us, stay traced and
+	 * are reaped here instead of escaping to init. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) < 0)
+		trace_problem(&st->sink, "cannot become a child subreaper: %s",
+			      strerror(errno));
+	err = cmdpath_resolve(st->opt.command[0], getenv("PATH"), &st->cmdpath);
+	if (err)
+		return command_unusable(st, st->opt.command[0], err);
+	return start_task(st);
+}

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+#include "launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "signals.h"
+#include "util.h"
+
+static void report_exec_error(int err_fd, const char *path, int err)
+{
+	(void)!write(err_fd, &err, sizeof(err));
+	warnx_line("cannot execute %s: %s", path, strerror(err));
+	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
+}
+
+/* execvp(3) runs a file without a #! line with the shell: so do we. */
+static void exec_as_script(const char *path, char *const argv[])
+{
+	size_t n = 0;
+	char **sh_argv;
+
+	while (argv[n])
+		n++;
+	sh_argv = calloc(n + 2, sizeof(char *));
+	if (!sh_argv)
+		return;
+	sh_argv[0] = "sh";
+	sh_argv[1] = (char *)path;
+	for (size_t i = 1; i < n; i++)
+		sh_argv[i + 1] = argv[i];
+	execv("/bin/sh", sh_argv);
+}
+
+static void child(const char *path, char *const argv[], int go_fd,
+		  int err_fd)
+{
+	char go = 0;
+
+	while (read(go_fd, &go, 1) < 0 && errno == EINTR)
+		;
+	close(go_fd);
+	if (go != 'G')
+		_exit(EXIT_IOWRAP_FAILED);
+	signals_restore_for_child();
+	execv(path, argv);
+	if (errno == ENOEXEC)
+		exec_as_script(path, argv);
+	report_exec_error(err_fd, path, errno);
+}
+
+int launch_prepare(struct launch *l, const char *path, char *const argv[])
+{
+	int go[2], err[2];
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		int e = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		return e;
+	}
+	l->pid = fork();
+	if (l->pid < 0) {
+		int e = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(err[0]);
+		close(err[1]);
+		return e;
+	}
+	if (l->pid == 0) {
+		close(go[1]);
+		close(err[0]);
+		child(path, argv, go[0], err[1]);
+	}
+	close(go[0]);
+	close(err[1]);
+	l->go_fd = go[1];
+	l->err_fd = err[0];
+	return 0;
+}
+
+void launch_release(struct launch *l, bool run)
+{
+	char go = run ? 'G' : 'X';
+
+	(void)write_all(l->go_fd, &go, 1);
+	close(l->go_fd);
+	l->go_fd = -1;
+}
+
+int launch_exec_error(struct launch *l)
+{
+	int err = 0;
+	ssize_t n;
+
+	do
+		n = read(l->err_fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(l->err_fd);
+	l->err_fd = -1;
+	return n == (ssize_t)sizeof(err) ? err : 0;
+}

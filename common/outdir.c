@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+#include "outdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* The files iowrap writes; --force removes only these. */
+static const char *const trace_files[] = {
+	"procs.csv", "summary.json", "io.csv", "files.csv",
+};
+
+/* Opens (creating if needed) one intermediate directory component. */
+static int open_parent_component(int dirfd, const char *name)
+{
+	int fd;
+
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Walks all components but the last; returns a dir fd and sets *last. */
+static int open_parents(char *path, char **last)
+{
+	int dirfd = path[0] == '/' ? open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				   : open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *p = path;
+
+	if (dirfd < 0)
+		return -errno;
+	for (;;) {
+		char *slash;
+		int next;
+
+		while (*p == '/')
+			p++;
+		slash = strchr(p, '/');
+		if (!slash || slash[strspn(slash, "/")] == '\0') {
+			if (slash)
+				*slash = '\0';
+			*last = p;
+			return dirfd;
+		}
+		*slash = '\0';
+		next = open_parent_component(dirfd, p);
+		close(dirfd);
+		if (next < 0)
+			return next;
+		dirfd = next;
+		p = slash + 1;
+	}
+}
+
+static bool dir_is_empty(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	bool empty = true;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			empty = false;
+			break;
+		}
+	}
+	closedir(d);
+	return empty;
+}
+
+static int remove_old_trace(int dirfd)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(trace_files); i++)
+		if (unlinkat(dirfd, trace_files[i], 0) < 0 && errno != ENOENT)
+			return -errno;
+	return 0;
+}
+
+static int open_last(int parentfd, const char *name, const char *path,
+		     bool force, struct strbuf *why)
+{
+	bool created = mkdirat(parentfd, name, 0700) == 0;
+	int fd, err;
+
+	if (!created && errno != EEXIST) {
+		err = -errno;
+		sb_addf(why, "cannot create trace directory %s: %s; choose a writable place with -o DIR",
+			path, strerror(-err));
+		return err;
+	}
+	fd = openat(parentfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ELOOP)
+			sb_addf(why, "trace directory %s is a symlink; refusing to follow it (remove it or choose another -o DIR)",
+				path);
+		else
+			sb_addf(why, "cannot open trace directory %s: %s; choose another -o DIR",
+				path, strerror(-err));
+		return err;
+	}
+	if (created || dir_is_empty(fd))
+		return fd;
+	if (!force) {
+		sb_addf(why, "trace directory %s is not empty; use --force to overwrite it or choose another -o DIR",
+			path);
+		close(fd);
+		return -EEXIST;
+	}
+	err = remove_old_trace(fd);
+	if (err < 0) {
+		sb_addf(why, "cannot clear trace directory %s: %s", path,
+			strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int outdir_create(struct outdir *od, const char *path, bool force,
+		  struct strbuf *why)
+{
+	char *copy = xstrdup(path);
+	char *last = NULL;
+	int parentfd, fd;
+
+	od->dirfd = -1;
+	od->path = NULL;
+	parentfd = open_parents(copy, &last);
+	if (parentfd < 0) {
+		sb_addf(why, "cannot create the parents of trace directory %s: %s; choose a writable place with -o DIR",
+			path, strerror(-parentfd));
+		free(copy);
+		return parentfd;
+	}
+	if (!*last) {
+		last = ".";
+	}
+	fd = open_last(parentfd, last, path, force, why);
+	close(parentfd);
+	free(copy);
+	if (fd < 0)
+		return fd;
+	od->dirfd = fd;
+	od->path = xstrdup(path);
+	return 0;
+}
+
+int outdir_create_file(struct outdir *od, const char *name)
+{
+	int fd = openat(od->dirfd, name,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+				O_NOCTTY,
+			0600);
+
+	return fd < 0 ? -errno : fd;
+}
+
+void outdir_close(struct outdir *od)
+{
+	if (od->dirfd >= 0)
+		close(od->dirfd);
+	od->dirfd = -1;
+	free(od->path);
+	od->path = NULL;
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+#include "procfs.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "argv.h"
+#include "util.h"
+
+/* Splits at spaces; returns the number of fields stored. */
+static size_t split_fields(char *s, char **field, size_t max)
+{
+	size_t n = 0;
+
+	while (*s && n < max) {
+		while (*s == ' ')
+			s++;
+		if (!*s || *s == '\n')
+			break;
+		field[n++] = s;
+		while (*s && *s != ' ' && *s != '\n')
+			s++;
+		if (*s)
+			*s++ = '\0';
+	}
+	return n;
+}
+
+static uint64_t field_u64(const char *s)
+{
+	uint64_t v = 0;
+
+	parse_u64(s, &v);
+	return v;
+}
+
+int parse_proc_stat(const char *text, struct proc_stat *st)
+{
+	/* comm may hold spaces and ')': the fields start after the last ')'. */
+	const char *paren = strrchr(text, ')');
+	char copy[1024];
+	char *f[24];
+
+	memset(st, 0, sizeof(*st));
+	if (!paren || paren[1] != ' ')
+		return -EINVAL;
+	snprintf(copy, sizeof(copy), "%s", paren + 2);
+	/* f[0] is field 3 (state) of proc(5). */
+	if (split_fields(copy, f, ARRAY_SIZE(f)) < 20)
+		return -EINVAL;
+	st->state = f[0][0];
+	st->ppid = (pid_t)field_u64(f[1]);
+	st->minflt = field_u64(f[7]);
+	st->majflt = field_u64(f[9]);
+	st->utime_ticks = field_u64(f[11]);
+	st->stime_ticks = field_u64(f[12]);
+	st->num_threads = field_u64(f[17]);
+	st->starttime_ticks = field_u64(f[19]);
+	return 0;
+}
+
+/* "Key:\tvalue kB" -> value, when line starts with key. */
+static bool keyed_u64(const char *line, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+	const char *p;
+	char num[24];
+	size_t n = 0;
+
+	if (strncmp(line, key, klen) != 0 || line[klen] != ':')
+		return false;
+	p = line + klen + 1;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	while (isdigit((unsigned char)*p) && n < sizeof(num) - 1)
+		num[n++] = *p++;
+	num[n] = '\0';
+	return parse_u64(num, out);
+}
+
+int parse_proc_status(const char *text, struct proc_status *st)
+{
+	const char *line = text;
+	uint64_t v;
+	int seen = 0;
+
+	memset(st, 0, sizeof(*st));
+	while (line && *line) {
+		if (keyed_u64(line, "Tgid", &v))
+			st->tgid = (pid_t)v, seen++;
+		else if (keyed_u64(line, "PPid", &v))
+			st->ppid = (pid_t)v;
+		else if (keyed_u64(line, "VmPeak", &v))
+			st->vmpeak_kib = v, st->has_vm = true;
+		else if (keyed_u64(line, "VmHWM", &v))
+			st->vmhwm_kib = v, st->has_vm = true;
+		else if (keyed_u64(line, "Threads", &v))
+			st->threads = v;
+		else if (keyed_u64(line, "voluntary_ctxt_switches", &v))
+			st->ctxt_voluntary = v;
+		else if (keyed_u64(line, "nonvoluntary_ctxt_switches", &v))
+			st->ctxt_involuntary = v;
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return seen ? 0 : -EINVAL;
+}
+
+int parse_proc_io(const char *text, struct proc_io *io)
+{
+	const char *line = text;
+	int seen = 0;
+
+	memset(io, 0, sizeof(*io));
+	while (line && *line) {
+		seen += keyed_u64(line, "rchar", &io->rchar) ||
+			keyed_u64(line, "wchar", &io->wchar) ||
+			keyed_u64(line, "syscr", &io->syscr) ||
+			keyed_u64(line, "syscw", &io->syscw) ||
+			keyed_u64(line, "read_bytes", &io->read_bytes) ||
+			keyed_u64(line, "write_bytes", &io->write_bytes) ||
+			keyed_u64(line, "cancelled_write_bytes",
+				  &io->cancelled_write_bytes);
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return seen ? 0 : -EINVAL;
+}
+
+int parse_proc_schedstat(const char *text, uint64_t *cpu_ns)
+{
+	char copy[128];
+	char *f[3];
+
+	snprintf(copy, sizeof(copy), "%s", text);
+	if (split_fields(copy, f, ARRAY_SIZE(f)) < 1 || !parse_u64(f[0], cpu_ns))
+		return -EINVAL;
+	return 0;
+}
+
+static void set_entry(struct cgroup_entry *cg, int version,
+		      const char *controllers, size_t clen, const char *path,
+		      size_t plen)
+{
+	cg->version = version;
+	snprintf(cg->controller, sizeof(cg->controller), "%.*s", (int)clen,
+		 controllers);
+	snprintf(cg->path, sizeof(cg->path), "%.*s", (int)plen, path);
+}
+
+static int v1_rank(const char *ctl, size_t len)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), ",%.*s,", (int)len, ctl);
+	if (strstr(buf, ",memory,"))
+		return 3;
+	if (strstr(buf, ",name=systemd,"))
+		return 2;
+	return 1;
+}
+
+int parse_proc_cgroup(const char *text, bool has_v2, struct cgroup_entry *cg)
+{
+	const char *line = text;
+	int best = 0;
+
+	memset(cg, 0, sizeof(*cg));
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *c1 = memchr(line, ':', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 - line) - 1) : NULL;
+
+		if (c2) {
+			const char *ctl = c1 + 1;
+			size_t clen = (size_t)(c2 - ctl);
+			const char *path = c2 + 1;
+			size_t plen = len - (size_t)(path - line);
+			bool v2 = clen == 0 && c1 - line == 1 && line[0] == '0';
+			int rank = v2 ? (has_v2 ? 10 : 0) : v1_rank(ctl, clen);
+
+			if (rank > best) {
+				best = rank;
+				set_entry(cg, v2 ? 2 : 1, ctl, clen, path, plen);
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return cg->version ? 0 : -ENOENT;
+}
+
+static bool is_hex_run(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+bool find_container_id(const char *text, const char *after, char id[65])
+{
+	size_t len = strlen(text);
+	size_t alen = after ? strlen(after) : 0;
+
+	for (size_t i = alen; i + 64 <= len; i++) {
+		bool start = after ? memcmp(text + i - alen, after, alen) == 0 :
+				     i == 0 || !isxdigit((unsigned char)text[i - 1]);
+		bool end = i + 64 == len ||
+			   !isxdigit((unsigned char)text[i + 64]);
+
+		if (start && end && is_hex_run(text + i, 64)) {
+			memcpy(id, text + i, 64);
+			id[64] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size)
+{
+	const char *line = mountinfo;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char copy[4096];
+		char *f[12];
+		size_t n;
+
+		snprintf(copy, sizeof(copy), "%.*s", (int)len, line);
+		n = split_fields(copy, f, ARRAY_SIZE(f));
+		/* id parent maj:min root mount opts [optional...] - fstype */
+		for (size_t i = 5; i + 1 < n; i++) {
+			if (strcmp(f[i], "-") == 0) {
+				if (strcmp(f[i + 1], "cgroup2") == 0) {
+					snprintf(dir, size, "%s", f[4]);
+					return true;
+				}
+				break;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+int proc_open_root(void)
+{
+	return open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static ssize_t read_proc_file(int procfd, const char *path, char *buf,
+			      size_t size)
+{
+	return read_file_at(procfd, path, buf, size);
+}
+
+int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st)
+{
+	char path[48], buf[1024];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	n = read_proc_file(procfd, path, buf, sizeof(buf));
+	return n < 0 ? (int)n : parse_proc_stat(buf, st);
+}
+
+int read_task_status(int procfd, pid_t tgid, pid_t tid, struct proc_status *st)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/task/%d/status", (int)tgid, (int)tid);
+	n = read_proc_file(procfd, path, buf, sizeof(buf));
+	return n < 0 ? (int)n : parse_proc_status(buf, st);
+}
+
+int read_task_schedstat(int procfd, pid_t tgid, pid_t tid, uint64_t *cpu_ns)
+{
+	char path[64], buf[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/task/%d/schedstat", (int)tgid,
+		 (int)tid);
+	n = read_proc_file(procfd, path, buf, sizeof(buf));
+	return n < 0 ? (int)n : parse_proc_schedstat(buf, cpu_ns);
+}
+
+int read_proc_io(int procfd, pid_t pid, struct proc_io *io)
+{
+	char path[48], buf[512];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/io", (int)pid);
+	n = read_proc_file(procfd, path, buf, sizeof(buf));
+	return n < 0 ? (int)n : parse_proc_io(buf, io);
+}
+
+int read_proc_cgroup(int procfd, pid_t pid, bool has_v2,
+		     struct cgroup_entry *cg)
+{
+	char path[48], buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/cgroup", (int)pid);
+	n = read_proc_file(procfd, path, buf, sizeof(buf));
+	return n < 0 ? (int)n : parse_proc_cgroup(buf, has_v2, cg);
+}
+
+int read_proc_link(int procfd, pid_t pid, const char *name, struct strbuf *sb)
+{
+	char path[48], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/%s", (int)pid, name);
+	n = readlinkat(procfd, path, target, sizeof(target));
+	if (n < 0)
+		return -errno;
+	sb_reset(sb);
+	sb_add(sb, target, (size_t)n);
+	return 0;
+}
+
+int read_proc_cmdline(int procfd, pid_t pid, struct strbuf *sb)
+{
+	enum { CMDLINE_MAX = 64 * 1024 };
+	char path[48];
+	char *buf = xmalloc(CMDLINE_MAX + 1);
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
+	n = read_proc_file(procfd, path, buf, CMDLINE_MAX + 1);
+	sb_reset(sb);
+	if (n >= 0)
+		argv_quote_nul_list(sb, buf, (size_t)n);
+	free(buf);
+	return n < 0 ? (int)n : 0;
+}

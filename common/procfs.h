@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Readers of /proc.  The parse_* functions take the file's text and are pure
+ * (unit-tested on captured and hostile input); the read_* functions read a
+ * live process through a /proc directory fd.
+ */
+#ifndef IOWRAP_PROCFS_H
+#define IOWRAP_PROCFS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "strbuf.h"
+
+struct proc_stat {
+	char state;
+	pid_t ppid;
+	uint64_t minflt, majflt;
+	uint64_t utime_ticks, stime_ticks;
+	uint64_t num_threads;
+	uint64_t starttime_ticks;
+};
+
+struct proc_status {
+	pid_t tgid, ppid;
+	uint64_t vmpeak_kib, vmhwm_kib;
+	uint64_t threads;
+	uint64_t ctxt_voluntary, ctxt_involuntary;
+	bool has_vm; /* kernel threads and zombies have no Vm* lines */
+};
+
+struct proc_io {
+	uint64_t rchar, wchar, syscr, syscw;
+	uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+};
+
+struct cgroup_entry {
+	int version;        /* 2 for the "0::" line, 1 otherwise; 0: none */
+	char path[1024];    /* path inside the hierarchy */
+	char controller[64]; /* v1: the controller list of the chosen line */
+};
+
+int parse_proc_stat(const char *text, struct proc_stat *st);
+int parse_proc_status(const char *text, struct proc_status *st);
+int parse_proc_io(const char *text, struct proc_io *io);
+int parse_proc_schedstat(const char *text, uint64_t *cpu_ns);
+/* Picks the v2 line if the host has a cgroup2 mount (has_v2), else the v1
+ * line of the memory controller, else name=systemd, else the first. */
+int parse_proc_cgroup(const char *text, bool has_v2, struct cgroup_entry *cg);
+/* Finds a 64-hex-digit container id in cgroup or mountinfo text; with
+ * after set, only right after that string (mountinfo also holds the ids of
+ * image layers, which are not container ids). */
+bool find_container_id(const char *text, const char *after, char id[65]);
+/* The mount point of the cgroup2 filesystem in mountinfo text. */
+bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size);
+
+int proc_open_root(void);
+int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st);
+int read_task_status(int procfd, pid_t tgid, pid_t tid,
+		     struct proc_status *st);
+int read_task_schedstat(int procfd, pid_t tgid, pid_t tid, uint64_t *cpu_ns);
+int read_proc_io(int procfd, pid_t pid, struct proc_io *io);
+int read_proc_cgroup(int procfd, pid_t pid, bool has_v2,
+		     struct cgroup_entry *cg);
+/* readlink of /proc/PID/NAME (exe, cwd) into sb. */
+int read_proc_link(int procfd, pid_t pid, const char *name, struct strbuf *sb);
+/* /proc/PID/cmdline, quoted as common/argv.h describes, bounded. */
+int read_proc_cmdline(int procfd, pid_t pid, struct strbuf *sb);
+
+#endif

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+#include "strbuf.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void sb_init(struct strbuf *sb, size_t limit)
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->limit = limit ? limit : STRBUF_DEFAULT_LIMIT;
+}
+
+void sb_release(struct strbuf *sb)
+{
+	free(sb->buf);
+	sb_init(sb, sb->limit);
+}
+
+void sb_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	sb->truncated = false;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+/* Makes room for len more bytes plus a NUL; returns how many fit. */
+static size_t sb_reserve(struct strbuf *sb, size_t len)
+{
+	size_t room = sb->limit - sb->len;
+	size_t want;
+
+	if (len > room) {
+		len = room;
+		sb->truncated = true;
+	}
+	want = sb->len + len + 1;
+	if (want > sb->alloc) {
+		size_t n = sb->alloc ? sb->alloc : 64;
+
+		while (n < want)
+			n *= 2;
+		sb->buf = xrealloc(sb->buf, n);
+		sb->alloc = n;
+	}
+	return len;
+}
+
+void sb_add(struct strbuf *sb, const void *data, size_t len)
+{
+	len = sb_reserve(sb, len);
+	if (len)
+		memcpy(sb->buf + sb->len, data, len);
+	sb->len += len;
+	sb->buf[sb->len] = '\0';
+}
+
+void sb_addc(struct strbuf *sb, char c)
+{
+	sb_add(sb, &c, 1);
+}
+
+void sb_adds(struct strbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+void sb_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	char small[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(small)) {
+		sb_add(sb, small, n);
+		return;
+	}
+	char *big = xmalloc((size_t)n + 1);
+
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb_add(sb, big, n);
+	free(big);
+}
+
+void sb_add_u64(struct strbuf *sb, uint64_t v)
+{
+	char tmp[21];
+	size_t i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	sb_add(sb, tmp + i, sizeof(tmp) - i);
+}
+
+void sb_add_i64(struct strbuf *sb, int64_t v)
+{
+	if (v < 0) {
+		sb_addc(sb, '-');
+		sb_add_u64(sb, (uint64_t)0 - (uint64_t)v);
+		return;
+	}
+	sb_add_u64(sb, (uint64_t)v);
+}
+
+void sb_add_time_us(struct strbuf *sb, int64_t usec)
+{
+	char frac[8];
+
+	if (usec < 0)
+		usec = 0;
+	sb_add_u64(sb, (uint64_t)usec / 1000000);
+	snprintf(frac, sizeof(frac), ".%06u", (unsigned)(usec % 1000000));
+	sb_adds(sb, frac);
+}
+
+const char *sb_str(struct strbuf *sb)
+{
+	return sb->buf ? sb->buf : "";
+}
+
+char *sb_detach(struct strbuf *sb)
+{
+	char *s = sb->buf ? sb->buf : xstrdup("");
+
+	sb->buf = NULL;
+	sb->len = sb->alloc = 0;
+	sb->truncated = false;
+	return s;
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+#include "summary.h"
+
+#include <string.h>
+
+#include "json.h"
+#include "util.h"
+
+void totals_add(struct tree_totals *t, const struct proc_record *rec)
+{
+	const struct proc_usage *u = &rec->usage;
+
+	t->processes++;
+	t->execs += rec->execs;
+	t->threads += u->threads;
+	if (!u->measured) {
+		t->processes_unmeasured++;
+		return;
+	}
+	t->cpu_ns += u->cpu_ns;
+	t->utime_us += u->utime_us;
+	t->stime_us += u->stime_us;
+	if (u->vmhwm_kib > t->peak_rss_kib) {
+		t->peak_rss_kib = u->vmhwm_kib;
+		t->peak_rss_pid = rec->pid;
+	}
+	if (u->vmpeak_kib > t->peak_vm_kib)
+		t->peak_vm_kib = u->vmpeak_kib;
+	t->rchar += u->rchar;
+	t->wchar += u->wchar;
+	t->syscr += u->syscr;
+	t->syscw += u->syscw;
+	t->read_bytes += u->read_bytes;
+	t->write_bytes += u->write_bytes;
+	t->cancelled_write_bytes += u->cancelled_write_bytes;
+	t->ctxt_voluntary += u->ctxt_voluntary;
+	t->ctxt_involuntary += u->ctxt_involuntary;
+	t->minflt += u->minflt;
+	t->majflt += u->majflt;
+}
+
+static void format_exit(struct json *j, const struct run_summary *s)
+{
+	json_open_object(j, "exit");
+	if (s->exit_known && !s->exit_signal)
+		json_i64(j, "code", s->exit_code);
+	else
+		json_null(j, "code");
+	if (s->exit_known && s->exit_signal) {
+		json_i64(j, "signal", s->exit_signal);
+		json_str(j, "signal_name", signal_name(s->exit_signal));
+		json_bool(j, "core_dumped", s->core_dumped);
+	} else {
+		json_null(j, "signal");
+	}
+	json_i64(j, "iowrap_status", s->iowrap_status);
+	json_str(j, "exec_error", s->exec_error);
+	json_close_object(j);
+}
+
+static void format_tracing(struct json *j, const struct run_summary *s,
+			   char *const *problems)
+{
+	bool complete = s->untraced_reason == NULL && !problems[0] &&
+			s->totals.processes_unmeasured == 0 &&
+			s->orphans_detached == 0;
+
+	json_open_object(j, "tracing");
+	json_str(j, "mode", s->mode);
+	json_str(j, "untraced_reason", s->untraced_reason);
+	json_bool(j, "complete", complete);
+	json_bool(j, "wait_orphans", s->wait_orphans);
+	json_u64(j, "orphans_detached", s->orphans_detached);
+	json_u64(j, "processes_unmeasured", s->totals.processes_unmeasured);
+	json_open_array(j, "problems");
+	for (size_t i = 0; problems[i]; i++)
+		json_str(j, NULL, problems[i]);
+	json_close_array(j);
+	json_close_object(j);
+}
+
+static void format_totals(struct json *j, const struct run_summary *s)
+{
+	const struct tree_totals *t = &s->totals;
+
+	json_open_object(j, "totals");
+	json_str(j, "source", s->totals_source);
+	json_double(j, "cpu_user_s", (double)t->utime_us / 1e6, 6);
+	json_double(j, "cpu_system_s", (double)t->stime_us / 1e6, 6);
+	json_double(j, "cpu_total_s", (double)t->cpu_ns / 1e9, 9);
+	json_u64(j, "peak_rss_kib", t->peak_rss_kib);
+	if (t->peak_rss_pid)
+		json_i64(j, "peak_rss_pid", t->peak_rss_pid);
+	else
+		json_null(j, "peak_rss_pid");
+	json_u64(j, "peak_vm_kib", t->peak_vm_kib);
+	json_u64(j, "rchar_bytes", t->rchar);
+	json_u64(j, "wchar_bytes", t->wchar);
+	json_u64(j, "syscr", t->syscr);
+	json_u64(j, "syscw", t->syscw);
+	json_u64(j, "read_bytes", t->read_bytes);
+	json_u64(j, "write_bytes", t->write_bytes);
+	json_u64(j, "cancelled_write_bytes", t->cancelled_write_bytes);
+	json_u64(j, "ctxt_voluntary", t->ctxt_voluntary);
+	json_u64(j, "ctxt_involuntary", t->ctxt_involuntary);
+	json_u64(j, "minflt", t->minflt);
+	json_u64(j, "majflt", t->majflt);
+	json_u64(j, "processes", t->processes);
+	json_u64(j, "processes_max_concurrent", t->processes_max_concurrent);
+	json_u64(j, "threads", t->threads);
+	json_u64(j, "execs", t->execs);
+	json_close_object(j);
+}
+
+static void format_host(struct json *j, const struct host_info *h)
+{
+	json_open_object(j, "host");
+	json_str(j, "hostname", h->hostname);
+	json_str(j, "kernel", h->kernel);
+	json_str(j, "kernel_version", h->kernel_version);
+	json_str(j, "arch", h->arch);
+	json_i64(j, "cpus_online", h->cpus_online);
+	json_u64(j, "memory_bytes", h->memory_bytes);
+	json_open_array(j, "load_avg_1_5_15m");
+	for (int i = 0; i < 3; i++)
+		json_double(j, NULL, h->load[i], 2);
+	json_close_array(j);
+	json_close_object(j);
+}
+
+static void format_context(struct json *j, const struct task_context *c)
+{
+	json_open_object(j, "cgroup");
+	if (c->cgroup.version) {
+		json_i64(j, "version", c->cgroup.version);
+		json_str(j, "path", c->cgroup.path);
+		if (c->cgroup.version == 1)
+			json_str(j, "controller", c->cgroup.controller);
+	} else {
+		json_null(j, "version");
+		json_null(j, "path");
+	}
+	if (c->cgroup_id)
+		json_u64(j, "id", c->cgroup_id);
+	else
+		json_null(j, "id");
+	json_close_object(j);
+	json_open_object(j, "container");
+	json_str(j, "id", c->container_source ? c->container_id : NULL);
+	json_str(j, "source", c->container_source);
+	json_close_object(j);
+}
+
+static void format_iowrap(struct json *j, const struct run_summary *s)
+{
+	json_open_object(j, "iowrap");
+	json_str(j, "version", IOWRAP_VERSION);
+	json_open_object(j, "options");
+	for (size_t i = 0; i < s->noptions; i++) {
+		const struct option_value *o = &s->options[i];
+
+		if (o->flag >= 0)
+			json_bool(j, o->name, o->flag);
+		else
+			json_str(j, o->name, o->value);
+	}
+	json_close_object(j);
+	json_close_object(j);
+}
+
+void summary_format(struct strbuf *sb, const struct run_summary *s,
+		    char *const *problems)
+{
+	struct json j;
+
+	json_init(&j, sb);
+	json_open_object(&j, NULL);
+	json_str(&j, "schema", "iowrap-summary/1");
+	json_open_array(&j, "command");
+	for (size_t i = 0; s->command[i]; i++)
+		json_str(&j, NULL, s->command[i]);
+	json_close_array(&j);
+	json_str(&j, "cwd", s->cwd);
+	json_time(&j, "start_time_s", s->start_us);
+	json_time(&j, "end_time_s", s->end_us);
+	json_double(&j, "wall_time_s", (double)(s->end_us - s->start_us) / 1e6,
+		    6);
+	format_exit(&j, s);
+	format_tracing(&j, s, problems);
+	format_totals(&j, s);
+	format_host(&j, s->host);
+	format_context(&j, s->context);
+	format_iowrap(&j, s);
+	json_close_object(&j);
+}

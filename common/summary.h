@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* summary.json: the task's one-object record (docs/summary-schema.md). */
+#ifndef IOWRAP_SUMMARY_H
+#define IOWRAP_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hostinfo.h"
+#include "record.h"
+#include "strbuf.h"
+
+/* Sums over the process tree, built from the proc_records. */
+struct tree_totals {
+	uint64_t cpu_ns, utime_us, stime_us;
+	uint64_t peak_rss_kib, peak_vm_kib;
+	pid_t peak_rss_pid;
+	uint64_t rchar, wchar, syscr, syscw;
+	uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+	uint64_t ctxt_voluntary, ctxt_involuntary, minflt, majflt;
+	uint64_t processes, threads, execs;
+	uint64_t processes_unmeasured; /* no exit stop: usage missing */
+	uint64_t processes_max_concurrent;
+};
+
+void totals_add(struct tree_totals *t, const struct proc_record *rec);
+
+struct option_value {
+	const char *name;
+	const char *value; /* a string option; NULL: not given */
+	int flag;          /* -1: a string option, else the flag's value */
+};
+
+struct run_summary {
+	char *const *command;
+	const char *cwd;
+	int64_t start_us, end_us;
+	/* the main process */
+	bool exit_known;
+	int exit_code, exit_signal;
+	bool core_dumped;
+	int iowrap_status; /* what iowrap exits with */
+	const char *exec_error; /* the command could not be started */
+	/* tracing */
+	const char *mode; /* "ptrace" or "untraced" */
+	const char *untraced_reason;
+	bool wait_orphans;
+	uint64_t orphans_detached;
+	const char *totals_source; /* "ptrace-exit-stops" or "rusage" */
+	struct tree_totals totals;
+	const struct option_value *options;
+	size_t noptions;
+	const struct host_info *host;
+	const struct task_context *context;
+};
+
+/* Formats the summary; problems is a NULL-terminated list of strings. */
+void summary_format(struct strbuf *sb, const struct run_summary *s,
+		    char *const *problems);
+
+#endif

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+#include "trace.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "util.h"
+
+static const char procs_header[] =
+	"time,ppid,pid,cgroupid,cgroup_path,exe,argv,cwd,end_time,end,"
+	"exit_code,exit_signal,core_dumped,utime_s,stime_s,cpu_s,"
+	"vmhwm_kib,vmpeak_kib,rchar,wchar,syscr,syscw,read_bytes,"
+	"write_bytes,cancelled_write_bytes,ctxt_voluntary,ctxt_involuntary,"
+	"minflt,majflt,threads,execs\n";
+
+void trace_init(struct trace_sink *ts)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->dir.dirfd = -1;
+	ts->procs.fd = -1;
+	ts->procs.error = -EBADF;
+	sb_init(&ts->line, 1u << 20);
+	ts->problems = xcalloc(1, sizeof(char *));
+}
+
+void trace_problem(struct trace_sink *ts, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warnx_line("%s", msg);
+	ts->problems = xrealloc(ts->problems,
+				(ts->nproblems + 2) * sizeof(char *));
+	ts->problems[ts->nproblems++] = xstrdup(msg);
+	ts->problems[ts->nproblems] = NULL;
+}
+
+static void open_failed(struct trace_sink *ts, const char *name, int err)
+{
+	trace_problem(ts, "cannot create %s/%s: %s; the task runs on without it",
+		      ts->dir.path, name, strerror(-err));
+}
+
+int trace_open(struct trace_sink *ts, const char *dir, bool force,
+	       struct strbuf *why)
+{
+	struct strbuf header;
+	int err = outdir_create(&ts->dir, dir, force, why);
+
+	if (err)
+		return err;
+	err = tf_open(&ts->procs, &ts->dir, "procs.csv");
+	if (err) {
+		open_failed(ts, "procs.csv", err);
+		return 0;
+	}
+	sb_init(&header, 0);
+	sb_adds(&header, procs_header);
+	tf_put(&ts->procs, &header);
+	sb_release(&header);
+	ts->last_flush_us = now_monotonic_us();
+	return 0;
+}
+
+bool trace_has_dir(const struct trace_sink *ts)
+{
+	return ts->dir.dirfd >= 0;
+}
+
+static void add_sep(struct strbuf *sb)
+{
+	sb_addc(sb, ',');
+}
+
+static void add_u64_field(struct strbuf *sb, uint64_t v)
+{
+	add_sep(sb);
+	sb_add_u64(sb, v);
+}
+
+static void add_str_field(struct strbuf *sb, const char *s)
+{
+	add_sep(sb);
+	if (s)
+		csv_add_str(sb, s);
+}
+
+static void add_seconds_field(struct strbuf *sb, uint64_t usec)
+{
+	add_sep(sb);
+	sb_add_time_us(sb, (int64_t)usec);
+}
+
+static const char *end_name(enum proc_end end)
+{
+	switch (end) {
+	case PROC_EXITED:
+		return "exited";
+	case PROC_DETACHED:
+		return "detached";
+	default:
+		return "lost";
+	}
+}
+
+static void format_end(struct strbuf *sb, const struct proc_record *r)
+{
+	add_sep(sb);
+	if (r->end_us)
+		sb_add_time_us(sb, r->end_us);
+	add_str_field(sb, end_name(r->end));
+	add_sep(sb);
+	if (r->end == PROC_EXITED && !r->exit_signal)
+		sb_add_i64(sb, r->exit_code);
+	add_sep(sb);
+	if (r->end == PROC_EXITED && r->exit_signal)
+		sb_add_i64(sb, r->exit_signal);
+	add_u64_field(sb, r->core_dumped);
+}
+
+static void format_usage(struct strbuf *sb, const struct proc_usage *u)
+{
+	const uint64_t v[] = {
+		u->vmhwm_kib,	    u->vmpeak_kib,    u->rchar,
+		u->wchar,	    u->syscr,	      u->syscw,
+		u->read_bytes,	    u->write_bytes,   u->cancelled_write_bytes,
+		u->ctxt_voluntary,  u->ctxt_involuntary, u->minflt,
+		u->majflt,
+	};
+
+	if (!u->measured) {
+		/* Unknown is empty, never a misleading zero. */
+		for (size_t i = 0; i < 3 + ARRAY_SIZE(v); i++)
+			add_sep(sb);
+		return;
+	}
+	add_seconds_field(sb, u->utime_us);
+	add_seconds_field(sb, u->stime_us);
+	add_sep(sb);
+	sb_addf(sb, "%llu.%09llu", (unsigned long long)(u->cpu_ns / 1000000000),
+		(unsigned long long)(u->cpu_ns % 1000000000));
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		add_u64_field(sb, v[i]);
+}
+
+static void format_proc(struct strbuf *sb, const struct proc_record *r)
+{
+	sb_reset(sb);
+	sb_add_time_us(sb, r->start_us);
+	add_sep(sb);
+	sb_add_i64(sb, r->ppid);
+	add_sep(sb);
+	sb_add_i64(sb, r->pid);
+	add_sep(sb);
+	if (r->cgroup_id)
+		sb_add_u64(sb, r->cgroup_id);
+	add_str_field(sb, r->cgroup_path);
+	add_str_field(sb, r->exe);
+	add_str_field(sb, r->argv);
+	add_str_field(sb, r->cwd);
+	format_end(sb, r);
+	format_usage(sb, &r->usage);
+	add_u64_field(sb, r->usage.threads);
+	add_u64_field(sb, r->execs);
+	sb_addc(sb, '\n');
+}
+
+void trace_proc(struct trace_sink *ts, const struct proc_record *rec)
+{
+	totals_add(&ts->totals, rec);
+	if (ts->procs.fd < 0)
+		return;
+	format_proc(&ts->line, rec);
+	tf_put(&ts->procs, &ts->line);
+}
+
+void trace_tick(struct trace_sink *ts)
+{
+	int64_t now = now_monotonic_us();
+
+	if (now - ts->last_flush_us < 1000000)
+		return;
+	ts->last_flush_us = now;
+	if (ts->procs.fd >= 0)
+		tf_flush(&ts->procs);
+}
+
+static void close_file(struct trace_sink *ts, struct tracefile *tf)
+{
+	bool was_open = tf->fd >= 0;
+	int err = tf_close(tf);
+
+	if (was_open && err)
+		trace_problem(ts, "writing %s/%s failed: %s; %llu bytes of trace lost",
+			      ts->dir.path, tf->name, strerror(-err),
+			      (unsigned long long)tf->bytes_lost);
+}
+
+static void write_summary(struct trace_sink *ts, struct run_summary *s)
+{
+	struct tracefile tf;
+	struct strbuf sb;
+	int err = tf_open(&tf, &ts->dir, "summary.json");
+
+	if (err) {
+		open_failed(ts, "summary.json", err);
+		return;
+	}
+	sb_init(&sb, 64u << 20);
+	summary_format(&sb, s, ts->problems);
+	tf_put(&tf, &sb);
+	sb_release(&sb);
+	err = tf_close(&tf);
+	if (err)
+		warnx_line("writing %s/summary.json failed: %s", ts->dir.path,
+			   strerror(-err));
+}
+
+void trace_finish(struct trace_sink *ts, struct run_summary *s)
+{
+	close_file(ts, &ts->procs);
+	if (trace_has_dir(ts))
+		write_summary(ts, s);
+	outdir_close(&ts->dir);
+	sb_release(&ts->line);
+}

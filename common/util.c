@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void out_of_memory(void)
+{
+	static const char msg[] = "iowrap: out of memory\n";
+
+	/* Nothing else is safe here; the task is killed with us (EXITKILL). */
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(EXIT_IOWRAP_FAILED);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void warnx_line(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	memcpy(line, "iowrap: ", 8);
+	va_start(ap, fmt);
+	n = vsnprintf(line + 8, sizeof(line) - 9, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	n += 8;
+	if ((size_t)n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	/* One write so lines from concurrent tasks do not interleave. */
+	(void)write_all(STDERR_FILENO, line, (size_t)n);
+}
+
+static int64_t clock_us(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t now_realtime_us(void)
+{
+	return clock_us(CLOCK_REALTIME);
+}
+
+int64_t now_monotonic_us(void)
+{
+	return clock_us(CLOCK_MONOTONIC);
+}
+
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	int fd;
+
+	if (size == 0)
+		return -EINVAL;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	while (len < size - 1) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+bool parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+const char *signal_name(int sig)
+{
+	static const char *const names[] = {
+		[SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",
+		[SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
+		[SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",
+		[SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",
+		[SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1",
+		[SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+		[SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",
+		[SIGTERM] = "SIGTERM", [SIGSTKFLT] = "SIGSTKFLT",
+		[SIGCHLD] = "SIGCHLD", [SIGCONT] = "SIGCONT",
+		[SIGSTOP] = "SIGSTOP", [SIGTSTP] = "SIGTSTP",
+		[SIGTTIN] = "SIGTTIN", [SIGTTOU] = "SIGTTOU",
+		[SIGURG] = "SIGURG",   [SIGXCPU] = "SIGXCPU",
+		[SIGXFSZ] = "SIGXFSZ", [SIGVTALRM] = "SIGVTALRM",
+		[SIGPROF] = "SIGPROF", [SIGWINCH] = "SIGWINCH",
+		[SIGIO] = "SIGIO",     [SIGPWR] = "SIGPWR",
+		[SIGSYS] = "SIGSYS",
+	};
+	static char other[16];
+
+	if (sig > 0 && (size_t)sig < ARRAY_SIZE(names) && names[sig])
+		return names[sig];
+	snprintf(other, sizeof(other), "SIG%d", sig);
+	return other;
+}

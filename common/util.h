@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOWRAP_UTIL_H
+#define IOWRAP_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define IOWRAP_VERSION "0.1.0"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Exit statuses of iowrap itself, as env(1) and timeout(1) use them. */
+enum {
+	EXIT_IOWRAP_FAILED = 125,
+	EXIT_NOT_EXECUTABLE = 126,
+	EXIT_NOT_FOUND = 127,
+};
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* One line on stderr, prefixed "iowrap: ". */
+void warnx_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Wall clock and monotonic clock in microseconds. */
+int64_t now_realtime_us(void);
+int64_t now_monotonic_us(void);
+
+/* Full read of a small file under dirfd into buf; NUL-terminates.
+ * Returns bytes read or -errno. */
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
+
+/* write(2) until done or a real error; returns 0 or -errno. */
+int write_all(int fd, const void *data, size_t len);
+
+bool parse_u64(const char *s, uint64_t *out);
+
+/* "SIGKILL" for 9; "SIG42" for signals without a name. */
+const char *signal_name(int sig);
+
+#endif

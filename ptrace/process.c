@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+#include "process.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "util.h"
+
+void proc_table_init(struct proc_table *pt, int procfd,
+		     struct cgroup_resolver *cgroups)
+{
+	memset(pt, 0, sizeof(*pt));
+	pidmap_init(&pt->tracees);
+	pidmap_init(&pt->processes);
+	pt->procfd = procfd;
+	pt->cgroups = cgroups;
+}
+
+void proc_table_release(struct proc_table *pt)
+{
+	/* process_free() removes from the map, which moves its slots. */
+	while (pt->processes.count > 0) {
+		size_t i = 0;
+
+		while (!pt->processes.slot[i].key)
+			i++;
+		process_free(pt, pt->processes.slot[i].value);
+	}
+	pidmap_release(&pt->tracees);
+	pidmap_release(&pt->processes);
+}
+
+struct tracee *tracee_find(struct proc_table *pt, pid_t tid)
+{
+	return pidmap_get(&pt->tracees, tid);
+}
+
+static struct process *process_new(struct proc_table *pt, pid_t tgid,
+				   pid_t ppid)
+{
+	struct process *p = xcalloc(1, sizeof(*p));
+
+	p->rec.pid = tgid;
+	p->rec.ppid = ppid;
+	p->rec.start_us = now_realtime_us();
+	p->rec.end = PROC_LOST;
+	sb_init(&p->exe, PATH_MAX);
+	sb_init(&p->argv, 256 * 1024);
+	sb_init(&p->cwd, PATH_MAX);
+	sb_init(&p->cgroup_path, 1024);
+	pidmap_put(&pt->processes, tgid, p);
+	pt->live_processes++;
+	if (pt->live_processes > pt->max_live_processes)
+		pt->max_live_processes = pt->live_processes;
+	return p;
+}
+
+void process_free(struct proc_table *pt, struct process *p)
+{
+	while (p->threads) {
+		struct tracee *t = p->threads;
+
+		p->threads = t->next;
+		pidmap_remove(&pt->tracees, t->tid);
+		free(t);
+	}
+	if (pidmap_get(&pt->processes, p->rec.pid) == p) {
+		pidmap_remove(&pt->processes, p->rec.pid);
+		pt->live_processes--;
+	}
+	sb_release(&p->exe);
+	sb_release(&p->argv);
+	sb_release(&p->cwd);
+	sb_release(&p->cgroup_path);
+	free(p);
+}
+
+static void add_thread(struct proc_table *pt, struct process *p,
+		       struct tracee *t)
+{
+	t->proc = p;
+	t->next = p->threads;
+	p->threads = t;
+	p->live_threads++;
+	p->rec.usage.threads++;
+	pidmap_put(&pt->tracees, t->tid, t);
+}
+
+struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid)
+{
+	struct tracee *t = tracee_find(pt, tid);
+	struct proc_status st;
+	struct process *p;
+	char path[32];
+	char buf[4096];
+
+	if (t)
+		return t;
+	t = xcalloc(1, sizeof(*t));
+	t->tid = tid;
+	/* One read says whether it is a thread and who its parent is, in
+	 * whichever order the child's stop and the parent's event came. */
+	snprintf(path, sizeof(path), "%d/status", (int)tid);
+	if (read_file_at(pt->procfd, path, buf, sizeof(buf)) < 0 ||
+	    parse_proc_status(buf, &st) < 0) {
+		st.tgid = tid;
+		st.ppid = parent_tgid;
+	}
+	p = pidmap_get(&pt->processes, st.tgid);
+	if (!p)
+		p = process_new(pt, st.tgid, st.ppid);
+	add_thread(pt, p, t);
+	return t;
+}
+
+static void unlink_thread(struct process *p, struct tracee *t)
+{
+	for (struct tracee **pp = &p->threads; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			return;
+		}
+	}
+}
+
+struct process *tracee_drop(struct proc_table *pt, struct tracee *t)
+{
+	struct process *p = t->proc;
+
+	unlink_thread(p, t);
+	pidmap_remove(&pt->tracees, t->tid);
+	if (!t->exit_stopped) {
+		p->live_threads--;
+		p->thread_unmeasured = true;
+	}
+	free(t);
+	return p;
+}
+
+static void read_exe_argv(struct proc_table *pt, struct process *p)
+{
+	if (read_proc_link(pt->procfd, p->rec.pid, "exe", &p->exe) < 0)
+		sb_reset(&p->exe);
+	if (read_proc_cmdline(pt->procfd, p->rec.pid, &p->argv) < 0)
+		sb_reset(&p->argv);
+}
+
+void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
+{
+	struct process *p = t->proc;
+
+	/*
+	 * A non-leader thread that calls execve takes over the leader's tid;
+	 * every other thread is gone by now (each had its exit stop).  The
+	 * tracee of the leader's tid stands for the execing thread from here.
+	 */
+	if (former_tid != t->tid) {
+		struct tracee *former = tracee_find(pt, former_tid);
+
+		if (former && former->proc == p) {
+			unlink_thread(p, former);
+			pidmap_remove(&pt->tracees, former_tid);
+			free(former);
+		}
+		/* The others were killed, maybe with no exit stop of their
+		 * own: their deaths must not count against the live one. */
+		for (struct tracee *o = p->threads; o; o = o->next)
+			o->exit_stopped = true;
+		t->exit_stopped = false;
+		p->live_threads = 1;
+	}
+	p->rec.execs++;
+	read_exe_argv(pt, p);
+}
+
+/* Per thread: exact on-CPU time and context switches, the shared mm. */
+static void measure_thread(struct proc_table *pt, struct process *p, pid_t tid)
+{
+	struct proc_usage *u = &p->rec.usage;
+	struct proc_status st;
+	uint64_t ns;
+
+	if (read_task_schedstat(pt->procfd, p->rec.pid, tid, &ns) == 0)
+		u->cpu_ns += ns;
+	else
+		p->thread_unmeasured = true;
+	if (read_task_status(pt->procfd, p->rec.pid, tid, &st) < 0) {
+		p->thread_unmeasured = true;
+		return;
+	}
+	u->ctxt_voluntary += st.ctxt_voluntary;
+	u->ctxt_involuntary += st.ctxt_involuntary;
+	if (st.vmhwm_kib > u->vmhwm_kib)
+		u->vmhwm_kib = st.vmhwm_kib;
+	if (st.vmpeak_kib > u->vmpeak_kib)
+		u->vmpeak_kib = st.vmpeak_kib;
+}
+
+/* Splits the exact CPU time by the kernel's tick-based user/system ratio,
+ * as the kernel itself does for getrusage (cputime_adjust). */
+static void split_cpu_time(struct proc_usage *u, const struct proc_stat *st)
+{
+	uint64_t ticks = st->utime_ticks + st->stime_ticks;
+	uint64_t tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+	uint64_t total_us;
+
+	/* Threads measured at no exit stop: the ticks are the better floor. */
+	if (ticks * tick_ns > u->cpu_ns + tick_ns * st->num_threads)
+		u->cpu_ns = ticks * tick_ns;
+	total_us = u->cpu_ns / 1000;
+	if (ticks == 0) {
+		u->utime_us = total_us;
+		u->stime_us = 0;
+		return;
+	}
+	u->utime_us = (uint64_t)((double)total_us * (double)st->utime_ticks /
+				 (double)ticks);
+	u->stime_us = total_us - u->utime_us;
+}
+
+static void read_cgroup(struct proc_table *pt, struct process *p)
+{
+	struct cgroup_entry cg;
+
+	if (read_proc_cgroup(pt->procfd, p->rec.pid, pt->cgroups->has_v2,
+			     &cg) < 0)
+		return;
+	sb_reset(&p->cgroup_path);
+	sb_adds(&p->cgroup_path, cg.path);
+	p->rec.cgroup_id = cgroup_resolve_id(pt->cgroups, &cg);
+}
+
+/* Process-wide figures: /proc/TGID sums the threads, dead ones too. */
+static void measure_process(struct proc_table *pt, struct process *p)
+{
+	struct proc_usage *u = &p->rec.usage;
+	struct proc_stat st;
+	struct proc_io io;
+
+	if (read_proc_stat(pt->procfd, p->rec.pid, &st) < 0)
+		return;
+	u->minflt = st.minflt;
+	u->majflt = st.majflt;
+	split_cpu_time(u, &st);
+	if (read_proc_io(pt->procfd, p->rec.pid, &io) == 0) {
+		u->rchar = io.rchar;
+		u->wchar = io.wchar;
+		u->syscr = io.syscr;
+		u->syscw = io.syscw;
+		u->read_bytes = io.read_bytes;
+		u->write_bytes = io.write_bytes;
+		u->cancelled_write_bytes = io.cancelled_write_bytes;
+	}
+	read_cgroup(pt, p);
+	if (read_proc_link(pt->procfd, p->rec.pid, "cwd", &p->cwd) < 0)
+		sb_reset(&p->cwd);
+	if (p->rec.execs == 0)
+		read_exe_argv(pt, p);
+	u->measured = true;
+}
+
+void process_exit_stop(struct proc_table *pt, struct tracee *t)
+{
+	struct process *p = t->proc;
+
+	if (t->exit_stopped)
+		return;
+	t->exit_stopped = true;
+	measure_thread(pt, p, t->tid);
+	if (--p->live_threads > 0)
+		return;
+	measure_process(pt, p);
+	p->final_read = true;
+	p->rec.end_us = now_realtime_us();
+}
+
+void process_read_running(struct proc_table *pt, struct process *p)
+{
+	for (struct tracee *t = p->threads; t; t = t->next)
+		if (!t->exit_stopped)
+			measure_thread(pt, p, t->tid);
+	measure_process(pt, p);
+	p->final_read = true;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tracer's process and thread table.  A process is measured at its
+ * threads' PTRACE_EVENT_EXIT stops, while /proc still holds its final
+ * figures (Kickstart's level 2): each thread's exact on-CPU time and
+ * context switches when it stops, the process-wide figures when the last
+ * thread stops.
+ */
+#ifndef IOWRAP_PROCESS_H
+#define IOWRAP_PROCESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "hostinfo.h"
+#include "pidmap.h"
+#include "record.h"
+#include "strbuf.h"
+
+struct process;
+
+struct tracee {
+	pid_t tid;
+	struct process *proc;
+	struct tracee *next; /* in proc->threads */
+	bool started;        /* its first stop has been seen */
+	bool exit_stopped;   /* its PTRACE_EVENT_EXIT stop has been seen */
+};
+
+struct process {
+	struct proc_record rec;
+	struct strbuf exe, argv, cwd, cgroup_path;
+	struct tracee *threads;
+	int live_threads; /* threads not yet past their exit stop */
+	bool final_read;  /* the process-wide figures have been read */
+	bool thread_unmeasured;
+};
+
+struct proc_table {
+	struct pidmap tracees;   /* tid -> tracee */
+	struct pidmap processes; /* tgid -> process */
+	int procfd;
+	struct cgroup_resolver *cgroups;
+	uint64_t live_processes, max_live_processes;
+};
+
+void proc_table_init(struct proc_table *pt, int procfd,
+		     struct cgroup_resolver *cgroups);
+void proc_table_release(struct proc_table *pt);
+struct tracee *tracee_find(struct proc_table *pt, pid_t tid);
+/* Finds or adds the tracee; a new one learns its process from /proc. */
+struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid);
+/* The tid's thread is gone: drops it; returns its process. */
+struct process *tracee_drop(struct proc_table *pt, struct tracee *t);
+void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid);
+void process_exit_stop(struct proc_table *pt, struct tracee *t);
+/* Reads what /proc shows of a process still running (detach). */
+void process_read_running(struct proc_table *pt, struct process *p);
+void process_free(struct proc_table *pt, struct process *p);
+
+#endif

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+#include "tracer.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "process.h"
+#include "procfs.h"
+#include "util.h"
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
+#define TRACE_OPTIONS                                                         \
+	(PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |     \
+	 PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
+
+struct tracer {
+	const struct tracer_config *cfg;
+	struct tracer_result *result;
+	struct proc_table table;
+	pid_t main_pid;
+};
+
+int tracer_seize(pid_t pid)
+{
+	if (ptrace(PTRACE_SEIZE, pid, 0L, (long)TRACE_OPTIONS) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Resumes a stopped tracee; ESRCH means it died meanwhile (SIGKILL). */
+static void resume(pid_t tid, int sig)
+{
+	ptrace(PTRACE_CONT, tid, 0L, (long)sig);
+}
+
+static void finish_process(struct tracer *tr, struct process *p, int status)
+{
+	struct proc_record *rec = &p->rec;
+
+	if (status < 0) {
+		/* detached or lost: no exit status */
+	} else if (WIFEXITED(status)) {
+		rec->end = PROC_EXITED;
+		rec->exit_code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		rec->end = PROC_EXITED;
+		rec->exit_signal = WTERMSIG(status);
+		rec->core_dumped = WCOREDUMP(status);
+	}
+	if (!rec->end_us)
+		rec->end_us = now_realtime_us();
+	rec->exe = sb_str(&p->exe);
+	rec->argv = sb_str(&p->argv);
+	rec->cwd = sb_str(&p->cwd);
+	rec->cgroup_path = sb_str(&p->cgroup_path);
+	if (p->thread_unmeasured && !p->final_read)
+		rec->usage.measured = false;
+	trace_proc(tr->cfg->sink, rec);
+	process_free(&tr->table, p);
+}
+
+static void handle_death(struct tracer *tr, pid_t tid, int status)
+{
+	struct tracee *t = tracee_find(&tr->table, tid);
+	struct process *p;
+
+	if (tid == tr->main_pid) {
+		tr->result->main_reaped = true;
+		tr->result->main_status = status;
+		tr->result->main_end_us = now_realtime_us();
+	}
+	/* Unknown: an untraced child reparented to us, the subreaper. */
+	if (!t)
+		return;
+	p = tracee_drop(&tr->table, t);
+	/* The leader is reported last, once every thread is gone. */
+	if (tid == p->rec.pid)
+		finish_process(tr, p, status);
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	       sig == SIGTTOU;
+}
+
+/*
+ * Ctrl-Z stopped the task.  The shell waits for iowrap, not for the task,
+ * so iowrap stops too; the shell's SIGCONT to the job wakes both.  Only
+ * when the job is in a terminal's foreground: a task stopped and continued
+ * by kill(1) must not leave iowrap stopped behind it.
+ */
+static void follow_job_stop(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+
+	if (sig == SIGSTOP || !isatty(STDIN_FILENO) ||
+	    tcgetpgrp(STDIN_FILENO) != getpgrp())
+		return;
+	sigaction(sig, &dfl, &old);
+	raise(sig);
+	sigaction(sig, &old, NULL);
+}
+
+static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
+{
+	siginfo_t si;
+
+	if (!t->started) {
+		/* The first stop of an auto-attached child. */
+		t->started = true;
+		resume(t->tid, 0);
+		return;
+	}
+	/* A group-stop has no siginfo; PTRACE_LISTEN keeps it stopped
+	 * without swallowing it, so SIGCONT can end it. */
+	if (is_stop_signal(sig) &&
+	    ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) < 0 && errno == EINVAL) {
+		ptrace(PTRACE_LISTEN, t->tid, 0L, 0L);
+		if (t->tid == tr->main_pid)
+			follow_job_stop(sig);
+		return;
+	}
+	resume(t->tid, 0);
+}
+
+static void handle_stop(struct tracer *tr, pid_t tid, int status)
+{
+	struct tracee *t = tracee_get(&tr->table, tid, 0);
+	unsigned long msg = 0;
+	int sig = WSTOPSIG(status);
+
+	switch ((unsigned)status >> 16) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) == 0)
+			tracee_get(&tr->table, (pid_t)msg, t->proc->rec.pid);
+		resume(tid, 0);
+		return;
+	case PTRACE_EVENT_EXEC:
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0)
+			msg = (unsigned long)tid;
+		process_exec(&tr->table, t, (pid_t)msg);
+		resume(tid, 0);
+		return;
+	case PTRACE_EVENT_EXIT:
+		process_exit_stop(&tr->table, t);
+		resume(tid, 0);
+		return;
+	case PTRACE_EVENT_STOP:
+		handle_event_stop(tr, t, sig);
+		return;
+	}
+	/* A signal-delivery-stop: deliver the signal as it was meant. */
+	t->started = true;
+	resume(tid, sig);
+}
+
+/* --no-wait-orphans: the rest of the tree runs on, untraced. */
+static void detach_remaining(struct tracer *tr)
+{
+	struct pidmap *m = &tr->table.tracees;
+	struct process *p;
+	int status;
+	pid_t tid;
+
+	for (size_t i = 0; i <= m->mask; i++)
+		if (m->slot[i].key)
+			ptrace(PTRACE_INTERRUPT, m->slot[i].key, 0L, 0L);
+	while (m->count > 0) {
+		struct tracee *t;
+
+		tid = waitpid(-1, &status, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		t = tracee_find(&tr->table, tid);
+		if (!WIFSTOPPED(status) || !t) {
+			handle_death(tr, tid, status);
+			continue;
+		}
+		p = t->proc;
+		if (p->rec.end != PROC_DETACHED) {
+			process_read_running(&tr->table, p);
+			p->rec.end = PROC_DETACHED;
+			tr->result->orphans_detached++;
+		}
+		/* A pending signal goes with it; an event stop has none. */
+		ptrace(PTRACE_DETACH, tid, 0L,
+		       (long)((status >> 16) == 0 ? WSTOPSIG(status) : 0));
+		t->exit_stopped = true;
+		tracee_drop(&tr->table, t);
+		if (!p->threads)
+			finish_process(tr, p, -1);
+	}
+}
+
+/* Processes whose end never reached us (none, unless the kernel lost it). */
+static void finish_lost(struct tracer *tr)
+{
+	struct pidmap *m = &tr->table.processes;
+
+	/* finish_process() removes from the map, which moves its slots. */
+	while (m->count > 0) {
+		size_t i = 0;
+
+		while (!m->slot[i].key)
+			i++;
+		finish_process(tr, m->slot[i].value, -1);
+	}
+}
+
+static bool main_gone(const struct tracer *tr)
+{
+	return tr->result->main_reaped;
+}
+
+int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
+	       struct tracer_result *result)
+{
+	struct tracer tr = { .cfg = cfg, .result = result, .main_pid = main_pid };
+	int procfd = proc_open_root();
+	struct tracee *main_tracee;
+	int status;
+
+	memset(result, 0, sizeof(*result));
+	if (procfd < 0) {
+		snprintf(result->error, sizeof(result->error),
+			 "cannot open /proc: %s", strerror(errno));
+		return -1;
+	}
+	proc_table_init(&tr.table, procfd, cfg->cgroups);
+	main_tracee = tracee_get(&tr.table, main_pid, getpid());
+	main_tracee->started = true; /* seized while running: no first stop */
+	for (;;) {
+		pid_t tid;
+
+		if (*cfg->tick) {
+			*cfg->tick = 0;
+			trace_tick(cfg->sink);
+		}
+		if (!cfg->wait_orphans && main_gone(&tr)) {
+			detach_remaining(&tr);
+			break;
+		}
+		tid = waitpid(-1, &status, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != ECHILD)
+				snprintf(result->error, sizeof(result->error),
+					 "waitpid: %s", strerror(errno));
+			break;
+		}
+		if (WIFSTOPPED(status))
+			handle_stop(&tr, tid, status);
+		else
+			handle_death(&tr, tid, status);
+	}
+	finish_lost(&tr);
+	result->max_concurrent = tr.table.max_live_processes;
+	proc_table_release(&tr.table);
+	close(procfd);
+	return result->error[0] ? -1 : 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ptrace tracer: follows every process and thread of the task and hands
+ * one proc_record per process to the trace sink.  System-call tracing (the
+ * seccomp filter) slots into handle_stop() as one more kind of stop.
+ */
+#ifndef IOWRAP_TRACER_H
+#define IOWRAP_TRACER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hostinfo.h"
+#include "trace.h"
+
+struct tracer_config {
+	bool wait_orphans;
+	struct trace_sink *sink;
+	struct cgroup_resolver *cgroups;
+	/* Set from a signal handler: time to flush the trace. */
+	volatile sig_atomic_t *tick;
+};
+
+struct tracer_result {
+	bool main_reaped;
+	int main_status; /* wait status of the main process */
+	int64_t main_end_us;
+	uint64_t orphans_detached;
+	uint64_t max_concurrent;
+	char error[256]; /* why tracing broke off, if it did */
+};
+
+/* Attaches to a child that waits for its go-ahead; 0 or -errno. */
+int tracer_seize(pid_t pid);
+/* Runs until the task's processes are gone (or the main one, without
+ * wait_orphans); returns 0, or -1 with result->error set. */
+int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
+	       struct tracer_result *result);
+
+#endif

@@ -1,0 +1,74 @@
+"""Shared fixtures for the end-to-end tests: they drive the real static
+binary on real programs and read its trace back."""
+import csv
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+IOWRAP = ROOT / "bin" / "iowrap"
+HELPERS = ROOT / "build" / "helpers"
+
+
+class Trace:
+    """A finished iowrap run: its exit status, output and trace files."""
+
+    def __init__(self, proc, outdir):
+        self.proc = proc
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.dir = Path(outdir)
+
+    @property
+    def summary(self):
+        return json.loads((self.dir / "summary.json").read_text())
+
+    @property
+    def procs(self):
+        """procs.csv rows as dicts; the raw bytes are decoded with
+        surrogateescape so that any path round-trips."""
+        data = (self.dir / "procs.csv").read_bytes().decode(
+            "utf-8", "surrogateescape")
+        return list(csv.DictReader(io.StringIO(data, newline="")))
+
+    def procs_by_exe(self, exe):
+        return [r for r in self.procs if r["exe"] == exe]
+
+
+def run_iowrap(args, outdir=None, check=None, **kw):
+    """Runs bin/iowrap ARGS; with outdir, passes -o outdir first."""
+    cmd = [str(IOWRAP)]
+    if outdir is not None:
+        cmd += ["-o", str(outdir)]
+    cmd += list(args)
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 300)
+    proc = subprocess.run(cmd, **kw)
+    if check is not None:
+        assert proc.returncode == check, (proc.returncode, proc.stderr)
+    return Trace(proc, outdir or ".")
+
+
+@pytest.fixture
+def iowrap(tmp_path):
+    """iowrap(args..., **kw) -> Trace, writing to a fresh directory."""
+    counter = [0]
+
+    def run(*args, **kw):
+        counter[0] += 1
+        outdir = kw.pop("outdir", tmp_path / f"trace{counter[0]}")
+        return run_iowrap(args, outdir=outdir, **kw)
+
+    return run
+
+
+def helper(name):
+    path = HELPERS / name
+    assert path.exists(), f"{path} missing: run make"
+    return str(path)
