@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -103,9 +102,14 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		case 'V':
 			printf("iowrap %s\n", IOWRAP_VERSION);
 			return 0;
-		case ':':
+		case ':': {
+			char name[3] = { '-', (char)optopt, '\0' };
+
 			return usage_error("option '%s' needs an argument",
-					   argv[optind - 1]);
+					   optopt > ' ' && optopt < 127 ?
+						   name :
+						   argv[optind - 1]);
+		}
 		default:
 			return usage_error("unknown option '%s'",
 					   argv[optind - 1]);
@@ -349,7 +353,8 @@ static int start_task(struct run_state *st)
 		return finish(st);
 	}
 	signals_set_target(l.pid);
-	err = tracer_seize(l.pid);
+	/* Nowhere to write a trace: do not slow the task for nothing. */
+	err = trace_has_dir(&st->sink) ? tracer_seize(l.pid) : -ENOTDIR;
 	if (err && st->opt.strict) {
 		explain_no_ptrace(err, &st->untraced_reason);
 		warnx_line("%s; not running the task (--strict)",
@@ -359,11 +364,8 @@ static int start_task(struct run_state *st)
 		st->summary.iowrap_status = EXIT_IOWRAP_FAILED;
 		return finish(st);
 	}
-	if (!err && !trace_has_dir(&st->sink)) {
-		/* Nowhere to write a trace: do not slow the task for nothing. */
+	if (err == -ENOTDIR) {
 		sb_adds(&st->untraced_reason, "no trace directory");
-		ptrace(PTRACE_DETACH, l.pid, 0L, 0L);
-		err = -EPERM;
 	} else if (err) {
 		explain_no_ptrace(err, &st->untraced_reason);
 		warnx_line("%s; running the task untraced",

@@ -104,7 +104,14 @@ static int open_last(int parentfd, const char *name, const char *path,
 	fd = openat(parentfd, name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
+		struct stat st;
+
 		err = -errno;
+		/* O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR. */
+		if (err == -ENOTDIR &&
+		    fstatat(parentfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode))
+			err = -ELOOP;
 		if (err == -ELOOP)
 			sb_addf(why, "trace directory %s is a symlink; refusing to follow it (remove it or choose another -o DIR)",
 				path);

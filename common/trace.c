@@ -27,6 +27,14 @@ void trace_init(struct trace_sink *ts)
 	ts->problems = xcalloc(1, sizeof(char *));
 }
 
+static void add_problem(struct trace_sink *ts, const char *msg)
+{
+	ts->problems = xrealloc(ts->problems,
+				(ts->nproblems + 2) * sizeof(char *));
+	ts->problems[ts->nproblems++] = xstrdup(msg);
+	ts->problems[ts->nproblems] = NULL;
+}
+
 void trace_problem(struct trace_sink *ts, const char *fmt, ...)
 {
 	char msg[512];
@@ -36,10 +44,22 @@ void trace_problem(struct trace_sink *ts, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	warnx_line("%s", msg);
-	ts->problems = xrealloc(ts->problems,
-				(ts->nproblems + 2) * sizeof(char *));
-	ts->problems[ts->nproblems++] = xstrdup(msg);
-	ts->problems[ts->nproblems] = NULL;
+	add_problem(ts, msg);
+}
+
+/* A detail of a problem already said on stderr: summary.json only. */
+static void trace_note(struct trace_sink *ts, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void trace_note(struct trace_sink *ts, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	add_problem(ts, msg);
 }
 
 static void open_failed(struct trace_sink *ts, const char *name, int err)
@@ -172,6 +192,16 @@ static void format_proc(struct strbuf *sb, const struct proc_record *r)
 	sb_addc(sb, '\n');
 }
 
+/* Says it the moment a file stops taking data, once. */
+static void check_write_error(struct trace_sink *ts, struct tracefile *tf)
+{
+	if (!tf->error || tf->error_reported)
+		return;
+	tf->error_reported = true;
+	trace_problem(ts, "writing %s/%s failed: %s; the task goes on, its trace is incomplete",
+		      ts->dir.path, tf->name, strerror(-tf->error));
+}
+
 void trace_proc(struct trace_sink *ts, const struct proc_record *rec)
 {
 	totals_add(&ts->totals, rec);
@@ -179,6 +209,7 @@ void trace_proc(struct trace_sink *ts, const struct proc_record *rec)
 		return;
 	format_proc(&ts->line, rec);
 	tf_put(&ts->procs, &ts->line);
+	check_write_error(ts, &ts->procs);
 }
 
 void trace_tick(struct trace_sink *ts)
@@ -190,17 +221,20 @@ void trace_tick(struct trace_sink *ts)
 	ts->last_flush_us = now;
 	if (ts->procs.fd >= 0)
 		tf_flush(&ts->procs);
+	check_write_error(ts, &ts->procs);
 }
 
 static void close_file(struct trace_sink *ts, struct tracefile *tf)
 {
 	bool was_open = tf->fd >= 0;
-	int err = tf_close(tf);
 
-	if (was_open && err)
-		trace_problem(ts, "writing %s/%s failed: %s; %llu bytes of trace lost",
-			      ts->dir.path, tf->name, strerror(-err),
-			      (unsigned long long)tf->bytes_lost);
+	tf_close(tf);
+	if (!was_open)
+		return;
+	check_write_error(ts, tf);
+	if (tf->bytes_lost)
+		trace_note(ts, "%s: %llu bytes of trace lost", tf->name,
+			   (unsigned long long)tf->bytes_lost);
 }
 
 static void write_summary(struct trace_sink *ts, struct run_summary *s)

@@ -10,6 +10,7 @@ int tf_open(struct tracefile *tf, struct outdir *od, const char *name)
 {
 	tf->name = name;
 	tf->error = 0;
+	tf->error_reported = false;
 	tf->bytes_lost = 0;
 	sb_init(&tf->buf, 4 * TRACEFILE_FLUSH_AT);
 	tf->fd = od->dirfd >= 0 ? outdir_create_file(od, name) : -EBADF;

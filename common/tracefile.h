@@ -8,6 +8,7 @@
 #ifndef IOWRAP_TRACEFILE_H
 #define IOWRAP_TRACEFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "outdir.h"
@@ -19,6 +20,7 @@ struct tracefile {
 	const char *name;
 	int fd;
 	int error;          /* first -errno, 0 while healthy */
+	bool error_reported;
 	uint64_t bytes_lost; /* bytes dropped after the error */
 	struct strbuf buf;
 };

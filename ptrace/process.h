@@ -23,7 +23,6 @@ struct tracee {
 	pid_t tid;
 	struct process *proc;
 	struct tracee *next; /* in proc->threads */
-	bool started;        /* its first stop has been seen */
 	bool exit_stopped;   /* its PTRACE_EVENT_EXIT stop has been seen */
 };
 

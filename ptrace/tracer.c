@@ -113,18 +113,13 @@ static void follow_job_stop(int sig)
 
 static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 {
-	siginfo_t si;
-
-	if (!t->started) {
-		/* The first stop of an auto-attached child. */
-		t->started = true;
-		resume(t->tid, 0);
-		return;
-	}
-	/* A group-stop has no siginfo; PTRACE_LISTEN keeps it stopped
-	 * without swallowing it, so SIGCONT can end it. */
-	if (is_stop_signal(sig) &&
-	    ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) < 0 && errno == EINVAL) {
+	/*
+	 * Seized tracees report a group-stop as PTRACE_EVENT_STOP with the
+	 * stopping signal; the first stop of an auto-attached child and
+	 * PTRACE_INTERRUPT come with SIGTRAP.  PTRACE_LISTEN keeps a
+	 * group-stop stopped without swallowing it, so SIGCONT ends it.
+	 */
+	if (is_stop_signal(sig)) {
 		ptrace(PTRACE_LISTEN, t->tid, 0L, 0L);
 		if (t->tid == tr->main_pid)
 			follow_job_stop(sig);
@@ -162,7 +157,6 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		return;
 	}
 	/* A signal-delivery-stop: deliver the signal as it was meant. */
-	t->started = true;
 	resume(tid, sig);
 }
 
@@ -232,7 +226,6 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 {
 	struct tracer tr = { .cfg = cfg, .result = result, .main_pid = main_pid };
 	int procfd = proc_open_root();
-	struct tracee *main_tracee;
 	int status;
 
 	memset(result, 0, sizeof(*result));
@@ -242,8 +235,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 		return -1;
 	}
 	proc_table_init(&tr.table, procfd, cfg->cgroups);
-	main_tracee = tracee_get(&tr.table, main_pid, getpid());
-	main_tracee->started = true; /* seized while running: no first stop */
+	tracee_get(&tr.table, main_pid, getpid());
 	for (;;) {
 		pid_t tid;
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# make demo: runs iowrap on the bundled example pipeline.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=build/demo
+rm -rf "$out"
+mkdir -p "$out"
+echo "Running: bin/iowrap -o $out/trace -- sh tests/demo/pipeline.sh $out/work"
+bin/iowrap -o "$out/trace" -- sh tests/demo/pipeline.sh "$out/work"
+echo
+echo "Trace directory: $PWD/$out/trace"
+echo "  procs.csv    one row per process ($(($(wc -l < "$out/trace/procs.csv") - 1)) processes)"
+echo "  summary.json the task's summary:"
+/usr/bin/python3 - "$out/trace/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["totals"]
+print(f"    exit {s['exit']['code']}, wall {s['wall_time_s']:.3f} s, "
+      f"cpu {t['cpu_total_s']:.3f} s, peak RSS {t['peak_rss_kib']} KiB, "
+      f"processes {t['processes']} (at most {t['processes_max_concurrent']} at once)")
+print(f"    read {t['rchar_bytes']} B, wrote {t['wchar_bytes']} B "
+      f"(storage: {t['read_bytes']} B in, {t['write_bytes']} B out)")
+PY

@@ -1,0 +1,263 @@
+"""The launcher: options, exit statuses, the trace directory."""
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import IOWRAP, ROOT, run_iowrap
+
+
+def test_binary_is_fully_static():
+    out = subprocess.run(["file", str(IOWRAP)], capture_output=True,
+                         text=True, check=True).stdout
+    assert "statically linked" in out
+    headers = subprocess.run(["readelf", "-lW", str(IOWRAP)],
+                             capture_output=True, text=True,
+                             check=True).stdout
+    assert "INTERP" not in headers
+    assert "DYNAMIC" not in headers
+
+
+def test_version_and_help():
+    v = subprocess.run([str(IOWRAP), "--version"], capture_output=True,
+                       text=True)
+    assert v.returncode == 0
+    assert v.stdout == "iowrap 0.1.0\n"
+    h = subprocess.run([str(IOWRAP), "--help"], capture_output=True,
+                       text=True)
+    assert h.returncode == 0
+    assert h.stdout.startswith("usage: iowrap [OPTIONS] -- COMMAND")
+    assert "--no-wait-orphans" in h.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "iowrap: no command given: iowrap [OPTIONS] -- COMMAND [ARGS...]; "
+         "see iowrap --help\n"),
+    (["--"], "iowrap: no command given: iowrap [OPTIONS] -- COMMAND "
+             "[ARGS...]; see iowrap --help\n"),
+    (["--bogus", "--", "true"], "iowrap: unknown option '--bogus'; "
+                                "see iowrap --help\n"),
+    (["-o"], "iowrap: option '-o' needs an argument; see iowrap --help\n"),
+])
+def test_usage_errors_exit_125(tmp_path, args, message):
+    p = subprocess.run([str(IOWRAP)] + args, capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert p.returncode == 125
+    assert p.stderr == message
+    assert os.listdir(tmp_path) == []
+
+
+def test_exit_status_is_the_tasks(iowrap):
+    for code in (0, 1, 3, 255):
+        t = iowrap("sh", "-c", f"exit {code}")
+        assert t.returncode == code
+        assert t.summary["exit"]["code"] == code
+        assert t.summary["exit"]["signal"] is None
+
+
+@pytest.mark.parametrize("sig", [9, 11, 15])
+def test_exit_status_of_a_signalled_task(iowrap, sig):
+    t = iowrap("sh", "-c", f"kill -{sig} $$")
+    assert t.returncode == 128 + sig
+    ex = t.summary["exit"]
+    assert ex["code"] is None
+    assert ex["signal"] == sig
+    assert ex["iowrap_status"] == 128 + sig
+    (row,) = t.procs
+    assert row["exit_signal"] == str(sig)
+    assert row["exit_code"] == ""
+
+
+def test_command_not_found_is_127(iowrap):
+    t = iowrap("no-such-command-xyz")
+    assert t.returncode == 127
+    assert t.stderr == ("iowrap: no-such-command-xyz: command not found on "
+                        "PATH; check its name or give its full path\n")
+    assert t.summary["exit"]["iowrap_status"] == 127
+    assert t.summary["tracing"]["mode"] == "not-started"
+
+
+def test_command_not_executable_is_126(iowrap, tmp_path):
+    f = tmp_path / "data.txt"
+    f.write_text("not a program\n")
+    f.chmod(0o644)
+    t = iowrap(str(f))
+    assert t.returncode == 126
+    assert t.stderr == (f"iowrap: {f}: not executable; check the path and "
+                        "its permissions\n")
+    d = iowrap(str(tmp_path))
+    assert d.returncode == 126
+    assert d.stderr == (f"iowrap: {tmp_path}: Is a directory; check the path "
+                        "and its permissions\n")
+
+
+def test_path_lookup_like_execvp(iowrap, tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = bindir / "hello-iowrap"
+    script.write_text("echo from-script \"$@\"\n")  # no #!: run by sh
+    script.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
+    t = iowrap("hello-iowrap", "a b", env=env)
+    assert t.returncode == 0
+    assert t.stdout == "from-script a b\n"
+    assert t.summary["command"] == ["hello-iowrap", "a b"]
+
+
+def test_options_after_the_command_are_the_commands(iowrap):
+    t = iowrap("echo", "-o", "--force")
+    assert t.returncode == 0
+    assert t.stdout == "-o --force\n"
+
+
+def test_trace_directory_is_0700_with_parents(tmp_path):
+    out = tmp_path / "a" / "b" / "trace"
+    t = run_iowrap(["true"], outdir=out)
+    assert t.returncode == 0
+    for d in (tmp_path / "a", tmp_path / "a" / "b", out):
+        assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert sorted(os.listdir(out)) == ["procs.csv", "summary.json"]
+    for f in out.iterdir():
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600
+
+
+def test_default_directory_names(tmp_path):
+    p = subprocess.Popen([str(IOWRAP), "--", "true"], cwd=tmp_path,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.wait() == 0
+    assert os.listdir(tmp_path) == [f"iowrap.{socket.gethostname()}.{p.pid}"]
+    env = dict(os.environ, IOWRAP_DIR=str(tmp_path / "from-env"))
+    subprocess.run([str(IOWRAP), "--", "true"], env=env, check=True)
+    assert (tmp_path / "from-env" / "summary.json").exists()
+
+
+def test_non_empty_directory_refused_unless_force(tmp_path):
+    out = tmp_path / "t"
+    out.mkdir()
+    (out / "keep").write_text("x")
+    marker = tmp_path / "ran"
+    t = run_iowrap(["touch", str(marker)], outdir=out)
+    assert t.returncode == 125
+    assert t.stderr == (f"iowrap: trace directory {out} is not empty; use "
+                        "--force to overwrite it or choose another -o DIR\n")
+    assert not marker.exists()
+    run_iowrap(["true"], outdir=out / "sub", check=0)
+    t = run_iowrap(["--force", "touch", str(marker)], outdir=out)
+    assert t.returncode == 0
+    assert marker.exists()
+    assert (out / "keep").read_text() == "x"
+    # --force twice over a previous trace replaces its files
+    sub = out / "sub"
+    t = run_iowrap(["--force", "sh", "-c", "exit 4"], outdir=sub)
+    assert t.returncode == 4
+    assert t.summary["exit"]["code"] == 4
+
+
+def test_symlink_planted_as_trace_directory(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "trace"
+    link.symlink_to(elsewhere)
+    t = run_iowrap(["sh", "-c", "echo task-output; exit 7"], outdir=link)
+    assert t.returncode == 7
+    assert t.stdout == "task-output\n"
+    assert t.stderr == (f"iowrap: trace directory {link} is a symlink; "
+                        "refusing to follow it (remove it or choose another "
+                        "-o DIR); the task runs untraced\n")
+    assert os.listdir(elsewhere) == []
+
+
+def test_symlink_strict_is_125(tmp_path):
+    link = tmp_path / "trace"
+    link.symlink_to(tmp_path)
+    t = run_iowrap(["--strict", "true"], outdir=link)
+    assert t.returncode == 125
+
+
+def nobody(cmd, **kw):
+    return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                           "--clear-groups"] + cmd, capture_output=True,
+                          text=True, timeout=120, **kw)
+
+
+def test_unwritable_directory_never_changes_the_exit_status():
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        locked = base / "locked"
+        locked.mkdir(mode=0o555)
+        p = nobody([str(IOWRAP), "-o", str(locked / "t"), "--", "sh", "-c",
+                    "echo ok; exit 9"])
+        assert p.returncode == 9
+        assert p.stdout == "ok\n"
+        assert p.stderr == (f"iowrap: cannot create trace directory "
+                            f"{locked}/t: Permission denied; choose a "
+                            "writable place with -o DIR; the task runs "
+                            "untraced\n")
+    finally:
+        shutil.rmtree(base)
+
+
+def test_full_filesystem_is_reported_once(tmp_path):
+    """A 64 KiB tmpfs fills up mid-trace: the task goes on and keeps its
+    exit status; the loss is said on stderr when it happens, once."""
+    script = (f"mount -t tmpfs -o size=64k none {tmp_path} && "
+              f"{IOWRAP} -o {tmp_path}/t -- sh -c "
+              "'for i in $(seq 600); do /bin/true; done; exit 6'; "
+              f"echo status=$?")
+    p = subprocess.run(["unshare", "-Urm", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=300)
+    assert p.stdout == "status=6\n"
+    lines = p.stderr.splitlines()
+    assert lines[0] == (f"iowrap: writing {tmp_path}/t/procs.csv failed: No "
+                        "space left on device; the task goes on, its trace "
+                        "is incomplete")
+    # summary.json is a second file on the same full filesystem.
+    assert lines[1:] == [f"iowrap: writing {tmp_path}/t/summary.json failed: "
+                         "No space left on device"]
+
+
+def test_write_error_recorded_in_summary(tmp_path):
+    """With room left for summary.json only (it is written after procs.csv
+    is closed, so a reserve file is deleted by the task's last process),
+    the summary carries the problem and says the trace is incomplete."""
+    script = (f"mount -t tmpfs -o size=128k none {tmp_path} && "
+              f"{IOWRAP} -o {tmp_path}/t -- sh -c "
+              f"'head -c 60000 /dev/zero > {tmp_path}/reserve; "
+              "for i in $(seq 1500); do /bin/true; done; "
+              f"rm {tmp_path}/reserve; exit 6'; "
+              f"echo status=$?; cat {tmp_path}/t/summary.json")
+    p = subprocess.run(["unshare", "-Urm", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=300)
+    assert p.stdout.startswith("status=6\n")
+    summary = json.loads(p.stdout[len("status=6\n"):])
+    problem = (f"writing {tmp_path}/t/procs.csv failed: No space left on "
+               "device; the task goes on, its trace is incomplete")
+    assert p.stderr == f"iowrap: {problem}\n"
+    assert summary["tracing"]["complete"] is False
+    assert summary["tracing"]["problems"][0] == problem
+    assert summary["tracing"]["problems"][1].startswith("procs.csv: ")
+    assert summary["tracing"]["problems"][1].endswith(" bytes of trace lost")
+    assert summary["exit"]["code"] == 6
+
+
+def test_environment_cwd_umask_and_rlimits_untouched(iowrap, tmp_path):
+    script = ("umask; ulimit -n; ulimit -s; pwd; echo $IOWRAP_TEST_VAR; "
+              "trap -p; cat /proc/self/status | grep -E '^Sig(Ign|Blk)'")
+    env = dict(os.environ, IOWRAP_TEST_VAR="a=b c")
+    shell = ["bash", "-c", f"umask 027; ulimit -n 123; cd {tmp_path}; "
+             f"exec \"$@\"", "x"]
+    native = subprocess.run(shell + ["bash", "-c", script], env=env,
+                            capture_output=True, text=True)
+    traced = subprocess.run(shell + [str(IOWRAP), "-o", str(tmp_path / "t"),
+                                     "--", "bash", "-c", script],
+                            env=env, capture_output=True, text=True)
+    assert traced.returncode == 0
+    assert traced.stdout == native.stdout
+    assert "0027\n123\n" in traced.stdout

@@ -1,0 +1,237 @@
+"""Process tracking: every process and thread of the task, measured at its
+exit stop, checked against strace and against what the kernel told the
+process itself."""
+import csv
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import IOWRAP, helper, run_iowrap
+
+
+def strace_processes(cmd, tmp_path):
+    """The oracle: pid -> list of programs exec'd, from strace -f."""
+    log = tmp_path / "strace.log"
+    subprocess.run(["strace", "-f", "-q", "-e", "trace=execve",
+                    "-e", "signal=none", "-o", str(log)] + cmd,
+                   check=True, capture_output=True)
+    execs, pending = {}, {}
+    for line in log.read_text().splitlines():
+        m = re.match(r"(\d+) +execve\(\"([^\"]*)\"", line)
+        if m:
+            pending[int(m.group(1))] = m.group(2)
+        m = re.match(r"(\d+) +(execve\(|<\.\.\. execve resumed).* = 0$",
+                     line)
+        if m:
+            pid = int(m.group(1))
+            execs.setdefault(pid, []).append(pending.pop(pid))
+        m = re.match(r"(\d+) +\+\+\+ (exited|killed)", line)
+        if m:
+            execs.setdefault(int(m.group(1)), [])
+    return execs
+
+
+def exe_name(path):
+    return os.path.basename(os.path.realpath(path))
+
+
+def test_pipeline_matches_strace(iowrap, tmp_path):
+    data = tmp_path / "data"
+    data.write_text("".join(f"{i % 97}\n" for i in range(5000)))
+    script = (f"sort -n {data} | uniq -c | sort -rn | tail -3 > "
+              f"{tmp_path}/top; gzip -c {data} | wc -c; "
+              f"(cd /; ls >/dev/null); tar -cf - -C {tmp_path} data | "
+              "cat > /dev/null")
+    cmd = ["bash", "-c", script]
+    oracle = strace_processes(cmd, tmp_path)
+    t = iowrap(*cmd)
+    assert t.returncode == 0
+    rows = t.procs
+    # The same number of processes, and the same programs, as strace saw.
+    assert len(rows) == len(oracle)
+    want = sorted(exe_name(e[-1]) if e else "bash" for e in oracle.values())
+    assert sorted(exe_name(r["exe"]) for r in rows) == want
+    # A tree rooted at the main process, whose parent is iowrap.
+    pids = {int(r["pid"]) for r in rows}
+    roots = [r for r in rows if int(r["ppid"]) not in pids]
+    assert len(roots) == 1
+    assert roots[0]["argv"] == f"bash -c '{script}'"
+    for r in rows:
+        assert r["end"] == "exited"
+        assert r["exit_code"] == "0"
+        assert r["cpu_s"] != ""
+        assert r["threads"] == "1"
+    s = t.summary
+    assert s["totals"]["processes"] == len(oracle)
+    assert s["tracing"]["complete"] is True
+
+
+def test_exact_io_and_memory_against_the_process_itself(iowrap, tmp_path):
+    src = tmp_path / "in"
+    src.write_bytes(os.urandom(300000))
+    t = iowrap(helper("selfreport"), str(src), str(tmp_path / "out"),
+               "123457", "64")
+    assert t.returncode == 0
+    rchar, wchar, syscr, syscw, hwm, io_len = map(int, t.stdout.split())
+    (row,) = t.procs
+    # Exact: plus the final read of /proc/self/io and the report's write.
+    assert int(row["rchar"]) == rchar + io_len
+    assert int(row["syscr"]) == syscr + 1
+    assert int(row["wchar"]) == wchar + len(t.stdout)
+    assert int(row["syscw"]) == syscw + 1
+    assert rchar >= 300000 and wchar >= 123457
+    # RSS: the kernel's RSS counters are per-CPU and batched, so
+    # /proc/self/status may lag by up to 64 pages per CPU.
+    slack = 64 * 4 * os.cpu_count()
+    assert abs(int(row["vmhwm_kib"]) - hwm) <= slack
+    assert int(row["vmhwm_kib"]) >= 64 * 1024
+    tot = t.summary["totals"]
+    assert tot["rchar_bytes"] == int(row["rchar"])
+    assert tot["peak_rss_kib"] == int(row["vmhwm_kib"])
+    assert tot["peak_rss_pid"] == int(row["pid"])
+
+
+def test_threads_are_counted_and_their_cpu_summed(iowrap):
+    t = iowrap(helper("threads"), "4", "100")
+    assert t.returncode == 0
+    (row,) = t.procs
+    assert row["threads"] == "5"
+    # Each thread burns 100 ms of its own CPU time (CLOCK_THREAD_CPUTIME).
+    assert 0.400 <= float(row["cpu_s"]) < 0.440
+    assert float(row["utime_s"]) + float(row["stime_s"]) == pytest.approx(
+        float(row["cpu_s"]), abs=2e-6)
+    assert t.summary["totals"]["threads"] == 5
+
+
+def test_leader_exits_before_its_threads(iowrap):
+    t = iowrap(helper("threads"), "3", "100", "leader-exits")
+    assert t.returncode == 0
+    (row,) = t.procs
+    assert row["threads"] == "4"
+    assert 0.300 <= float(row["cpu_s"]) < 0.330
+    assert int(row["vmhwm_kib"]) > 0
+    assert row["rchar"] != ""
+
+
+def test_exec_from_a_non_leader_thread(iowrap):
+    t = iowrap(helper("thread_exec"), "/bin/echo", "exec-ok")
+    assert t.returncode == 0
+    assert t.stdout == "exec-ok\n"
+    (row,) = t.procs
+    assert row["exe"] == os.path.realpath("/bin/echo")
+    assert row["argv"] == "/bin/echo exec-ok"
+    assert row["execs"] == "2"
+    assert row["threads"] == "3"
+    assert row["cpu_s"] != ""
+    assert t.summary["tracing"]["complete"] is True
+
+
+@pytest.mark.parametrize("mode, exes", [
+    ("vfork", ["spawn", "true"]),
+    ("clone3", ["spawn", "spawn"]),
+])
+def test_vfork_and_clone3(iowrap, mode, exes):
+    t = iowrap(helper("spawn"), mode)
+    assert t.returncode == 0
+    rows = t.procs
+    assert sorted(exe_name(r["exe"]) for r in rows) == sorted(exes)
+    pids = {r["pid"] for r in rows}
+    child = [r for r in rows if r["ppid"] in pids]
+    assert len(child) == 1
+    assert child[0]["exit_code"] == ("7" if mode == "clone3" else "0")
+
+
+def test_daemonised_grandchild_is_waited_for(iowrap, tmp_path):
+    out = tmp_path / "daemon.out"
+    t = iowrap(helper("spawn"), "daemon", str(out))
+    assert t.returncode == 0
+    # iowrap waited: the grandchild finished before iowrap exited.
+    assert out.read_text() == "done\n"
+    rows = t.procs
+    assert len(rows) == 3
+    assert all(r["end"] == "exited" for r in rows)
+    assert t.summary["tracing"]["orphans_detached"] == 0
+
+
+def test_no_wait_orphans_detaches_the_rest(iowrap, tmp_path):
+    out = tmp_path / "daemon.out"
+    # The daemon keeps stdout open: do not wait for its end of the pipe.
+    t = iowrap("--no-wait-orphans", helper("spawn"), "daemon", str(out),
+               capture_output=False, stdout=subprocess.DEVNULL,
+               stderr=subprocess.DEVNULL)
+    assert t.returncode == 0
+    assert not out.exists()  # still running when iowrap returned
+    rows = t.procs
+    assert len(rows) == 3
+    ends = sorted(r["end"] for r in rows)
+    assert ends == ["detached", "exited", "exited"]
+    s = t.summary
+    assert s["tracing"]["orphans_detached"] == 1
+    assert s["tracing"]["complete"] is False
+    # It runs on untraced and finishes its work.
+    for _ in range(100):
+        if out.exists() and out.read_text() == "done\n":
+            break
+        subprocess.run(["sleep", "0.05"])
+    assert out.read_text() == "done\n"
+
+
+def test_ten_thousand_short_lived_processes(iowrap):
+    t = iowrap("bash", "-c", "for i in $(seq 10000); do /bin/true; done",
+               timeout=600)
+    assert t.returncode == 0
+    rows = t.procs
+    true_rows = [r for r in rows if r["exe"] == os.path.realpath("/bin/true")]
+    assert len(true_rows) == 10000
+    # bash, the $(seq) subshell that execs seq, and 10,000 /bin/true
+    assert len(rows) == 10002
+    assert all(r["end"] == "exited" and r["exit_code"] == "0" and
+               r["cpu_s"] != "" for r in rows)
+    s = t.summary
+    assert s["totals"]["processes"] == 10002
+    assert s["tracing"]["processes_unmeasured"] == 0
+    assert s["tracing"]["complete"] is True
+
+
+def test_fork_bomb_held_by_ulimit(tmp_path):
+    """As an unprivileged user (root ignores RLIMIT_NPROC): a process forks
+    until EAGAIN; every fork that succeeded is in procs.csv."""
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        base.chmod(0o777)
+        out = base / "t"
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               "bash", "-c", f"ulimit -u 40; exec {IOWRAP} -o {out} -- "
+               f"{helper('spawn')} forkmax 1000"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        forked = int(p.stdout)
+        assert 0 < forked < 40
+        rows = list(csv.DictReader(open(out / "procs.csv")))
+        assert len(rows) == forked + 1
+        assert all(r["end"] == "exited" for r in rows)
+    finally:
+        shutil.rmtree(base)
+
+
+def test_process_columns(iowrap, tmp_path):
+    t = iowrap("sh", "-c", f"cd {tmp_path} && exec sleep 0.01")
+    (row,) = t.procs
+    assert list(row.keys())[:4] == ["time", "ppid", "pid", "cgroupid"]
+    assert row["cwd"] == str(tmp_path)
+    assert row["exe"] == os.path.realpath(shutil.which("sleep"))
+    assert row["argv"] == "sleep 0.01"
+    assert row["execs"] == "2"
+    assert int(row["ppid"]) > 0
+    assert float(row["end_time"]) >= float(row["time"]) + 0.01
+    cg = open(f"/proc/self/cgroup").read()
+    s = t.summary
+    assert row["cgroup_path"] == s["cgroup"]["path"]
+    if s["cgroup"]["version"] == 2:
+        assert row["cgroupid"] == str(s["cgroup"]["id"])
+    assert s["cgroup"]["path"] in cg

@@ -1,0 +1,176 @@
+"""Signals: forwarding, the task's own death, group-stops and job control,
+and the fallback when ptrace is not allowed."""
+import os
+import pty
+import select
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import IOWRAP, helper
+
+
+def start(tmp_path, *cmd, **kw):
+    return subprocess.Popen([str(IOWRAP), "-o", str(tmp_path / "t"), "--"] +
+                            list(cmd), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+def wait_for_file(path, timeout=10):
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("sig", ["TERM", "INT", "HUP", "QUIT", "USR1",
+                                 "USR2"])
+def test_signals_to_iowrap_reach_the_task(tmp_path, sig):
+    ready = tmp_path / "ready"
+    p = start(tmp_path, "bash", "-c",
+              f"trap 'echo got-{sig}; exit 42' {sig}; touch {ready}; "
+              "while :; do sleep 0.05; done")
+    wait_for_file(ready)
+    p.send_signal(getattr(signal, f"SIG{sig}"))
+    out, err = p.communicate(timeout=30)
+    assert out == f"got-{sig}\n"
+    assert err == ""
+    assert p.returncode == 42
+
+
+def test_task_ignoring_sigterm_runs_to_completion(tmp_path):
+    ready = tmp_path / "ready"
+    p = start(tmp_path, "bash", "-c",
+              f"trap '' TERM; touch {ready}; sleep 0.5; echo survived")
+    wait_for_file(ready)
+    p.send_signal(signal.SIGTERM)
+    time.sleep(0.1)
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=30)
+    assert out == "survived\n"
+    assert p.returncode == 0
+
+
+def test_forwarded_sigterm_kills_a_default_task(tmp_path):
+    p = start(tmp_path, "sleep", "30")
+    time.sleep(0.3)
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=30)
+    assert p.returncode == 128 + 15
+
+
+def test_stopped_task_can_be_continued(tmp_path):
+    """kill -STOP / -CONT on the task: a group-stop under ptrace must be
+    held with PTRACE_LISTEN, not swallowed, and SIGCONT must end it."""
+    ready = tmp_path / "ready"
+    p = start(tmp_path, "bash", "-c",
+              f"echo $$ > {ready}.pid; mv {ready}.pid {ready}; "
+              "for i in 1 2 3 4 5; do sleep 0.1; done; echo finished")
+    wait_for_file(ready)
+    pid = int(ready.read_text())
+    os.kill(pid, signal.SIGSTOP)
+    # Stopped for longer than the task's whole run would take: under
+    # ptrace a group-stop shows as "t (tracing stop)".
+    time.sleep(1.0)
+    assert "t (tracing stop)" in open(f"/proc/{pid}/status").read()
+    assert p.poll() is None
+    os.kill(pid, signal.SIGCONT)
+    out, _ = p.communicate(timeout=30)
+    assert out == "finished\n"
+    assert p.returncode == 0
+
+
+def read_until(fd, needle, timeout=20):
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while needle not in buf:
+        left = deadline - time.monotonic()
+        assert left > 0, buf
+        r, _, _ = select.select([fd], [], [], left)
+        if r:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+    return buf
+
+
+def test_job_control_ctrl_z_and_fg(tmp_path):
+    """An interactive bash on a terminal: Ctrl-Z stops iowrap and its task
+    as one job, fg continues both, and the task finishes."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+    try:
+        # The prompt is computed, so its echo never matches it.
+        os.write(fd, b"PS1='P$((6*7))> '\n")
+        read_until(fd, b"P42> ")
+        os.write(fd, f"{IOWRAP} -o {tmp_path}/t -- bash -c 'sleep 1; "
+                     f"echo task-$((1+1))-done'\n".encode())
+        time.sleep(0.4)
+        os.write(fd, b"\x1a")  # Ctrl-Z
+        out = read_until(fd, b"Stopped")
+        assert b"task-2-done" not in out
+        time.sleep(1.2)  # longer than the task's sleep: it is stopped
+        assert not (tmp_path / "t" / "summary.json").exists()
+        os.write(fd, b"fg\n")
+        read_until(fd, b"task-2-done")
+        os.write(fd, b"echo status=$((0+$?))\n")
+        read_until(fd, b"status=0\r\n")
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    import json
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert summary["exit"]["code"] == 0
+    assert summary["tracing"]["complete"] is True
+
+
+NO_PTRACE_REASON = ("ptrace is not permitted (Operation not permitted): "
+                    "iowrap may itself be traced (a debugger, strace) or a "
+                    "seccomp profile blocks ptrace; in a container add "
+                    "CAP_SYS_PTRACE or allow ptrace in its seccomp profile")
+
+
+def test_no_ptrace_runs_the_task_untraced(tmp_path):
+    out = tmp_path / "t"
+    p = subprocess.run([helper("noptrace"), str(IOWRAP), "-o", str(out),
+                        "--", "sh", "-c", "echo task-ran; exit 4"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 4
+    assert p.stdout == "task-ran\n"
+    assert p.stderr == f"iowrap: {NO_PTRACE_REASON}; running the task untraced\n"
+    import json
+    s = json.loads((out / "summary.json").read_text())
+    assert s["tracing"]["mode"] == "untraced"
+    assert s["tracing"]["untraced_reason"] == NO_PTRACE_REASON
+    assert s["tracing"]["complete"] is False
+    assert s["totals"]["source"] == "rusage"
+    assert s["exit"]["code"] == 4
+
+
+def test_no_ptrace_strict_is_125_and_the_task_does_not_run(tmp_path):
+    marker = tmp_path / "ran"
+    p = subprocess.run([helper("noptrace"), str(IOWRAP), "--strict", "-o",
+                        str(tmp_path / "t"), "--", "touch", str(marker)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 125
+    assert p.stderr == f"iowrap: {NO_PTRACE_REASON}; not running the task (--strict)\n"
+    assert not marker.exists()
+
+
+def test_under_strace_iowrap_falls_back(tmp_path):
+    """iowrap itself traced (strace -f): its PTRACE_SEIZE fails."""
+    out = tmp_path / "t"
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=none", "-o",
+                        "/dev/null", str(IOWRAP), "-o", str(out), "--", "sh",
+                        "-c", "exit 3"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 3
+    assert p.stderr.endswith("; running the task untraced\n")
