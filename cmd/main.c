@@ -15,8 +15,8 @@ static const struct subcommand subcommands[] = {
 int main(int argc, char **argv)
 {
 	if (argc > 1) {
-		for (size_t i = 0; i < sizeof(subcommands) / sizeof(*subcommands);
-		     i++)
+		for (size_t i = 0;
+		     i < sizeof(subcommands) / sizeof(*subcommands); i++)
 			if (strcmp(argv[1], subcommands[i].name) == 0)
 				return subcommands[i].fn(argc - 1, argv + 1);
 	}

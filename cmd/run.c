@@ -116,7 +116,9 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		}
 	}
 	if (optind >= argc)
-		return usage_error("%s", "no command given: iowrap [OPTIONS] -- COMMAND [ARGS...]");
+		return usage_error(
+			"%s",
+			"no command given: iowrap [OPTIONS] -- COMMAND [ARGS...]");
 	o->command = argv + optind;
 	return -1;
 }
@@ -148,10 +150,12 @@ static void explain_no_ptrace(int err, struct strbuf *why)
 	if (read_file_at(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", scope,
 			 sizeof(scope)) > 0 &&
 	    scope[0] == '3') {
-		sb_adds(why, "ptrace is disabled by Yama (kernel.yama.ptrace_scope=3); an administrator must lower it");
+		sb_adds(why,
+			"ptrace is disabled by Yama (kernel.yama.ptrace_scope=3); an administrator must lower it");
 		return;
 	}
-	sb_addf(why, "ptrace is not permitted (%s): iowrap may itself be traced (a debugger, strace) or a seccomp profile blocks ptrace; in a container add CAP_SYS_PTRACE or allow ptrace in its seccomp profile",
+	sb_addf(why,
+		"ptrace is not permitted (%s): iowrap may itself be traced (a debugger, strace) or a seccomp profile blocks ptrace; in a container add CAP_SYS_PTRACE or allow ptrace in its seccomp profile",
 		strerror(-err));
 }
 
@@ -255,7 +259,8 @@ static void run_traced(struct run_state *st, struct launch *l)
 	if (res.main_reaped)
 		set_main_exit(&st->summary, res.main_status);
 	else
-		trace_problem(&st->sink, "the task's exit status never reached iowrap");
+		trace_problem(&st->sink,
+			      "the task's exit status never reached iowrap");
 }
 
 static void record_options(struct run_state *st)
@@ -331,8 +336,9 @@ static int command_unusable(struct run_state *st, const char *name, int err)
 	int status = err == -ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
 
 	if (err == -ENOENT && !strchr(name, '/'))
-		warnx_line("%s: command not found on PATH; check its name or give its full path",
-			   name);
+		warnx_line(
+			"%s: command not found on PATH; check its name or give its full path",
+			name);
 	else
 		warnx_line("%s: %s; check the path and its permissions", name,
 			   err == -EACCES ? "not executable" : strerror(-err));

@@ -69,8 +69,8 @@ int argv_split(const char *line, size_t len, struct strbuf *out)
 		}
 		while (i < len && line[i] != ' ') {
 			if (line[i] == '\'') {
-				const char *close = memchr(line + i + 1, '\'',
-							   len - i - 1);
+				const char *close =
+					memchr(line + i + 1, '\'', len - i - 1);
 
 				if (!close)
 					return -1;

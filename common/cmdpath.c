@@ -20,8 +20,7 @@ static int check_candidate(const char *path)
 	return 0;
 }
 
-int cmdpath_resolve(const char *name, const char *path_env,
-		    struct strbuf *path)
+int cmdpath_resolve(const char *name, const char *path_env, struct strbuf *path)
 {
 	const char *dir;
 	int first_error = -ENOENT;

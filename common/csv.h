@@ -16,8 +16,8 @@ void csv_add_str(struct strbuf *sb, const char *s);
 
 enum csv_status {
 	CSV_RECORD = 0, /* a complete record was read */
-	CSV_END,        /* no more data */
-	CSV_TRUNCATED,  /* data ended inside a record (a cut last line) */
+	CSV_END, /* no more data */
+	CSV_TRUNCATED, /* data ended inside a record (a cut last line) */
 };
 
 struct csv_reader {

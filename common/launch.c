@@ -35,8 +35,7 @@ static void exec_as_script(const char *path, char *const argv[])
 	execv("/bin/sh", sh_argv);
 }
 
-static void child(const char *path, char *const argv[], int go_fd,
-		  int err_fd)
+static void child(const char *path, char *const argv[], int go_fd, int err_fd)
 {
 	char go = 0;
 

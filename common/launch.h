@@ -12,7 +12,7 @@
 
 struct launch {
 	pid_t pid;
-	int go_fd;  /* parent's end: one byte releases the child */
+	int go_fd; /* parent's end: one byte releases the child */
 	int err_fd; /* parent's end: the child's exec errno, if it failed */
 };
 

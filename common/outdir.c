@@ -13,7 +13,10 @@
 
 /* The files iowrap writes; --force removes only these. */
 static const char *const trace_files[] = {
-	"procs.csv", "summary.json", "io.csv", "files.csv",
+	"procs.csv",
+	"summary.json",
+	"io.csv",
+	"files.csv",
 };
 
 /* Opens (creating if needed) one intermediate directory component. */
@@ -30,8 +33,9 @@ static int open_parent_component(int dirfd, const char *name)
 /* Walks all components but the last; returns a dir fd and sets *last. */
 static int open_parents(char *path, char **last)
 {
-	int dirfd = path[0] == '/' ? open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-				   : open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dirfd = path[0] == '/' ?
+			    open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC) :
+			    open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char *p = path;
 
 	if (dirfd < 0)
@@ -97,7 +101,8 @@ static int open_last(int parentfd, const char *name, const char *path,
 
 	if (!created && errno != EEXIST) {
 		err = -errno;
-		sb_addf(why, "cannot create trace directory %s: %s; choose a writable place with -o DIR",
+		sb_addf(why,
+			"cannot create trace directory %s: %s; choose a writable place with -o DIR",
 			path, strerror(-err));
 		return err;
 	}
@@ -113,17 +118,20 @@ static int open_last(int parentfd, const char *name, const char *path,
 		    S_ISLNK(st.st_mode))
 			err = -ELOOP;
 		if (err == -ELOOP)
-			sb_addf(why, "trace directory %s is a symlink; refusing to follow it (remove it or choose another -o DIR)",
+			sb_addf(why,
+				"trace directory %s is a symlink; refusing to follow it (remove it or choose another -o DIR)",
 				path);
 		else
-			sb_addf(why, "cannot open trace directory %s: %s; choose another -o DIR",
+			sb_addf(why,
+				"cannot open trace directory %s: %s; choose another -o DIR",
 				path, strerror(-err));
 		return err;
 	}
 	if (created || dir_is_empty(fd))
 		return fd;
 	if (!force) {
-		sb_addf(why, "trace directory %s is not empty; use --force to overwrite it or choose another -o DIR",
+		sb_addf(why,
+			"trace directory %s is not empty; use --force to overwrite it or choose another -o DIR",
 			path);
 		close(fd);
 		return -EEXIST;
@@ -149,7 +157,8 @@ int outdir_create(struct outdir *od, const char *path, bool force,
 	od->path = NULL;
 	parentfd = open_parents(copy, &last);
 	if (parentfd < 0) {
-		sb_addf(why, "cannot create the parents of trace directory %s: %s; choose a writable place with -o DIR",
+		sb_addf(why,
+			"cannot create the parents of trace directory %s: %s; choose a writable place with -o DIR",
 			path, strerror(-parentfd));
 		free(copy);
 		return parentfd;

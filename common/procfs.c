@@ -141,7 +141,8 @@ int parse_proc_schedstat(const char *text, uint64_t *cpu_ns)
 	char *f[3];
 
 	snprintf(copy, sizeof(copy), "%s", text);
-	if (split_fields(copy, f, ARRAY_SIZE(f)) < 1 || !parse_u64(f[0], cpu_ns))
+	if (split_fields(copy, f, ARRAY_SIZE(f)) < 1 ||
+	    !parse_u64(f[0], cpu_ns))
 		return -EINVAL;
 	return 0;
 }
@@ -178,7 +179,9 @@ int parse_proc_cgroup(const char *text, bool has_v2, struct cgroup_entry *cg)
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 		const char *c1 = memchr(line, ':', len);
-		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 - line) - 1) : NULL;
+		const char *c2 = c1 ? memchr(c1 + 1, ':',
+					     len - (size_t)(c1 - line) - 1) :
+				      NULL;
 
 		if (c2) {
 			const char *ctl = c1 + 1;
@@ -190,7 +193,8 @@ int parse_proc_cgroup(const char *text, bool has_v2, struct cgroup_entry *cg)
 
 			if (rank > best) {
 				best = rank;
-				set_entry(cg, v2 ? 2 : 1, ctl, clen, path, plen);
+				set_entry(cg, v2 ? 2 : 1, ctl, clen, path,
+					  plen);
 			}
 		}
 		line = nl ? nl + 1 : NULL;
@@ -201,7 +205,8 @@ int parse_proc_cgroup(const char *text, bool has_v2, struct cgroup_entry *cg)
 static bool is_hex_run(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+		if (!isxdigit((unsigned char)s[i]) ||
+		    isupper((unsigned char)s[i]))
 			return false;
 	return true;
 }
@@ -212,8 +217,9 @@ bool find_container_id(const char *text, const char *after, char id[65])
 	size_t alen = after ? strlen(after) : 0;
 
 	for (size_t i = alen; i + 64 <= len; i++) {
-		bool start = after ? memcmp(text + i - alen, after, alen) == 0 :
-				     i == 0 || !isxdigit((unsigned char)text[i - 1]);
+		bool start =
+			after ? memcmp(text + i - alen, after, alen) == 0 :
+				i == 0 || !isxdigit((unsigned char)text[i - 1]);
 		bool end = i + 64 == len ||
 			   !isxdigit((unsigned char)text[i + 64]);
 

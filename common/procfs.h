@@ -36,8 +36,8 @@ struct proc_io {
 };
 
 struct cgroup_entry {
-	int version;        /* 2 for the "0::" line, 1 otherwise; 0: none */
-	char path[1024];    /* path inside the hierarchy */
+	int version; /* 2 for the "0::" line, 1 otherwise; 0: none */
+	char path[1024]; /* path inside the hierarchy */
 	char controller[64]; /* v1: the controller list of the chosen line */
 };
 
@@ -57,8 +57,7 @@ bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size);
 
 int proc_open_root(void);
 int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st);
-int read_task_status(int procfd, pid_t tgid, pid_t tid,
-		     struct proc_status *st);
+int read_task_status(int procfd, pid_t tgid, pid_t tid, struct proc_status *st);
 int read_task_schedstat(int procfd, pid_t tgid, pid_t tid, uint64_t *cpu_ns);
 int read_proc_io(int procfd, pid_t pid, struct proc_io *io);
 int read_proc_cgroup(int procfd, pid_t pid, bool has_v2,

@@ -12,7 +12,7 @@
 
 /* Resource usage of one process, read at its threads' exit stops. */
 struct proc_usage {
-	uint64_t cpu_ns;  /* on-CPU time, summed over all threads */
+	uint64_t cpu_ns; /* on-CPU time, summed over all threads */
 	uint64_t utime_us; /* cpu_ns split by the kernel's user/system ratio */
 	uint64_t stime_us;
 	uint64_t vmhwm_kib; /* peak resident set size */
@@ -22,13 +22,13 @@ struct proc_usage {
 	uint64_t ctxt_voluntary, ctxt_involuntary;
 	uint64_t minflt, majflt;
 	uint32_t threads; /* threads the process ever had, the main one too */
-	bool measured;    /* false: no exit stop was seen (e.g. SIGKILL) */
+	bool measured; /* false: no exit stop was seen (e.g. SIGKILL) */
 };
 
 enum proc_end {
-	PROC_EXITED,   /* exit status known */
+	PROC_EXITED, /* exit status known */
 	PROC_DETACHED, /* still running when tracing ended */
-	PROC_LOST,     /* vanished without an exit status reaching us */
+	PROC_LOST, /* vanished without an exit status reaching us */
 };
 
 struct proc_record {
@@ -38,12 +38,12 @@ struct proc_record {
 	int64_t end_us;
 	uint64_t cgroup_id; /* cgroup v2 id (directory inode); 0: unknown */
 	const char *cgroup_path;
-	const char *exe;  /* after the last exec */
+	const char *exe; /* after the last exec */
 	const char *argv; /* quoted as common/argv.h describes */
-	const char *cwd;  /* at exit */
+	const char *cwd; /* at exit */
 	uint32_t execs;
 	enum proc_end end;
-	int exit_code;   /* valid when end == PROC_EXITED and !exit_signal */
+	int exit_code; /* valid when end == PROC_EXITED and !exit_signal */
 	int exit_signal; /* 0 when it exited normally */
 	bool core_dumped;
 	struct proc_usage usage;

@@ -16,7 +16,7 @@ struct strbuf {
 	char *buf;
 	size_t len;
 	size_t alloc;
-	size_t limit;   /* bytes the buffer may never exceed */
+	size_t limit; /* bytes the buffer may never exceed */
 	bool truncated; /* an append was cut at the limit */
 };
 

@@ -29,7 +29,7 @@ void totals_add(struct tree_totals *t, const struct proc_record *rec);
 struct option_value {
 	const char *name;
 	const char *value; /* a string option; NULL: not given */
-	int flag;          /* -1: a string option, else the flag's value */
+	int flag; /* -1: a string option, else the flag's value */
 };
 
 struct run_summary {

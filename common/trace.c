@@ -29,8 +29,8 @@ void trace_init(struct trace_sink *ts)
 
 static void add_problem(struct trace_sink *ts, const char *msg)
 {
-	ts->problems = xrealloc(ts->problems,
-				(ts->nproblems + 2) * sizeof(char *));
+	ts->problems =
+		xrealloc(ts->problems, (ts->nproblems + 2) * sizeof(char *));
 	ts->problems[ts->nproblems++] = xstrdup(msg);
 	ts->problems[ts->nproblems] = NULL;
 }
@@ -64,7 +64,8 @@ static void trace_note(struct trace_sink *ts, const char *fmt, ...)
 
 static void open_failed(struct trace_sink *ts, const char *name, int err)
 {
-	trace_problem(ts, "cannot create %s/%s: %s; the task runs on without it",
+	trace_problem(ts,
+		      "cannot create %s/%s: %s; the task runs on without it",
 		      ts->dir.path, name, strerror(-err));
 }
 
@@ -148,10 +149,18 @@ static void format_end(struct strbuf *sb, const struct proc_record *r)
 static void format_usage(struct strbuf *sb, const struct proc_usage *u)
 {
 	const uint64_t v[] = {
-		u->vmhwm_kib,	    u->vmpeak_kib,    u->rchar,
-		u->wchar,	    u->syscr,	      u->syscw,
-		u->read_bytes,	    u->write_bytes,   u->cancelled_write_bytes,
-		u->ctxt_voluntary,  u->ctxt_involuntary, u->minflt,
+		u->vmhwm_kib,
+		u->vmpeak_kib,
+		u->rchar,
+		u->wchar,
+		u->syscr,
+		u->syscw,
+		u->read_bytes,
+		u->write_bytes,
+		u->cancelled_write_bytes,
+		u->ctxt_voluntary,
+		u->ctxt_involuntary,
+		u->minflt,
 		u->majflt,
 	};
 
@@ -198,8 +207,10 @@ static void check_write_error(struct trace_sink *ts, struct tracefile *tf)
 	if (!tf->error || tf->error_reported)
 		return;
 	tf->error_reported = true;
-	trace_problem(ts, "writing %s/%s failed: %s; the task goes on, its trace is incomplete",
-		      ts->dir.path, tf->name, strerror(-tf->error));
+	trace_problem(
+		ts,
+		"writing %s/%s failed: %s; the task goes on, its trace is incomplete",
+		ts->dir.path, tf->name, strerror(-tf->error));
 }
 
 void trace_proc(struct trace_sink *ts, const struct proc_record *rec)

@@ -19,7 +19,7 @@
 struct tracefile {
 	const char *name;
 	int fd;
-	int error;          /* first -errno, 0 while healthy */
+	int error; /* first -errno, 0 while healthy */
 	bool error_reported;
 	uint64_t bytes_lost; /* bytes dropped after the error */
 	struct strbuf buf;

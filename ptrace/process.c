@@ -226,8 +226,8 @@ static void read_cgroup(struct proc_table *pt, struct process *p)
 {
 	struct cgroup_entry cg;
 
-	if (read_proc_cgroup(pt->procfd, p->rec.pid, pt->cgroups->has_v2,
-			     &cg) < 0)
+	if (read_proc_cgroup(pt->procfd, p->rec.pid, pt->cgroups->has_v2, &cg) <
+	    0)
 		return;
 	sb_reset(&p->cgroup_path);
 	sb_adds(&p->cgroup_path, cg.path);

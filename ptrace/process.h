@@ -23,7 +23,7 @@ struct tracee {
 	pid_t tid;
 	struct process *proc;
 	struct tracee *next; /* in proc->threads */
-	bool exit_stopped;   /* its PTRACE_EVENT_EXIT stop has been seen */
+	bool exit_stopped; /* its PTRACE_EVENT_EXIT stop has been seen */
 };
 
 struct process {
@@ -31,12 +31,12 @@ struct process {
 	struct strbuf exe, argv, cwd, cgroup_path;
 	struct tracee *threads;
 	int live_threads; /* threads not yet past their exit stop */
-	bool final_read;  /* the process-wide figures have been read */
+	bool final_read; /* the process-wide figures have been read */
 	bool thread_unmeasured;
 };
 
 struct proc_table {
-	struct pidmap tracees;   /* tid -> tracee */
+	struct pidmap tracees; /* tid -> tracee */
 	struct pidmap processes; /* tgid -> process */
 	int procfd;
 	struct cgroup_resolver *cgroups;

@@ -18,8 +18,8 @@
 #define PTRACE_EVENT_STOP 128
 #endif
 
-#define TRACE_OPTIONS                                                         \
-	(PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |     \
+#define TRACE_OPTIONS                                                     \
+	(PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | \
 	 PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
 
 struct tracer {
@@ -224,7 +224,9 @@ static bool main_gone(const struct tracer *tr)
 int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	       struct tracer_result *result)
 {
-	struct tracer tr = { .cfg = cfg, .result = result, .main_pid = main_pid };
+	struct tracer tr = { .cfg = cfg,
+			     .result = result,
+			     .main_pid = main_pid };
 	int procfd = proc_open_root();
 	int status;
 

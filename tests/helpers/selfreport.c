@@ -52,8 +52,9 @@ int main(int argc, char **argv)
 	fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	memset(buf, 'x', sizeof(buf));
 	while (fd >= 0 && wbytes > 0) {
-		n = write(fd, buf, wbytes < (long long)sizeof(buf) ?
-					   (size_t)wbytes : sizeof(buf));
+		n = write(fd, buf,
+			  wbytes < (long long)sizeof(buf) ? (size_t)wbytes :
+							    sizeof(buf));
 		if (n <= 0)
 			return 3;
 		wbytes -= n;
