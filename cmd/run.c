@@ -404,10 +404,10 @@ int cmd_run(int argc, char **argv)
 		init_state(st);
 		st->opt = opt;
 	}
+	signals_setup();
 	status = open_trace(st);
 	if (status >= 0)
 		return status;
-	signals_setup();
 	/* Daemonised grandchildren are reparented to us, stay traced and
 	 * are reaped here instead of escaping to init. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) < 0)

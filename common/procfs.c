@@ -265,61 +265,59 @@ int proc_open_root(void)
 	return open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-static ssize_t read_proc_file(int procfd, const char *path, char *buf,
-			      size_t size)
+/* Reads /proc/PID/NAME, or /proc/PID/task/TID/NAME when tid is not 0. */
+static ssize_t read_pid_file(int procfd, pid_t pid, pid_t tid, const char *name,
+			     char *buf, size_t size)
 {
+	char path[80];
+
+	if (tid)
+		snprintf(path, sizeof(path), "%d/task/%d/%s", (int)pid,
+			 (int)tid, name);
+	else
+		snprintf(path, sizeof(path), "%d/%s", (int)pid, name);
 	return read_file_at(procfd, path, buf, size);
 }
 
 int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st)
 {
-	char path[48], buf[1024];
-	ssize_t n;
+	char buf[1024];
+	ssize_t n = read_pid_file(procfd, pid, 0, "stat", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%d/stat", (int)pid);
-	n = read_proc_file(procfd, path, buf, sizeof(buf));
 	return n < 0 ? (int)n : parse_proc_stat(buf, st);
 }
 
-int read_task_status(int procfd, pid_t tgid, pid_t tid, struct proc_status *st)
+int read_task_status(int procfd, pid_t pid, pid_t tid, struct proc_status *st)
 {
-	char path[64], buf[4096];
-	ssize_t n;
+	char buf[4096];
+	ssize_t n = read_pid_file(procfd, pid, tid, "status", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%d/task/%d/status", (int)tgid, (int)tid);
-	n = read_proc_file(procfd, path, buf, sizeof(buf));
 	return n < 0 ? (int)n : parse_proc_status(buf, st);
 }
 
-int read_task_schedstat(int procfd, pid_t tgid, pid_t tid, uint64_t *cpu_ns)
+int read_task_schedstat(int procfd, pid_t pid, pid_t tid, uint64_t *cpu_ns)
 {
-	char path[64], buf[128];
-	ssize_t n;
+	char buf[128];
+	ssize_t n =
+		read_pid_file(procfd, pid, tid, "schedstat", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%d/task/%d/schedstat", (int)tgid,
-		 (int)tid);
-	n = read_proc_file(procfd, path, buf, sizeof(buf));
 	return n < 0 ? (int)n : parse_proc_schedstat(buf, cpu_ns);
 }
 
 int read_proc_io(int procfd, pid_t pid, struct proc_io *io)
 {
-	char path[48], buf[512];
-	ssize_t n;
+	char buf[512];
+	ssize_t n = read_pid_file(procfd, pid, 0, "io", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%d/io", (int)pid);
-	n = read_proc_file(procfd, path, buf, sizeof(buf));
 	return n < 0 ? (int)n : parse_proc_io(buf, io);
 }
 
 int read_proc_cgroup(int procfd, pid_t pid, bool has_v2,
 		     struct cgroup_entry *cg)
 {
-	char path[48], buf[4096];
-	ssize_t n;
+	char buf[4096];
+	ssize_t n = read_pid_file(procfd, pid, 0, "cgroup", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%d/cgroup", (int)pid);
-	n = read_proc_file(procfd, path, buf, sizeof(buf));
 	return n < 0 ? (int)n : parse_proc_cgroup(buf, has_v2, cg);
 }
 
@@ -340,12 +338,10 @@ int read_proc_link(int procfd, pid_t pid, const char *name, struct strbuf *sb)
 int read_proc_cmdline(int procfd, pid_t pid, struct strbuf *sb)
 {
 	enum { CMDLINE_MAX = 64 * 1024 };
-	char path[48];
 	char *buf = xmalloc(CMDLINE_MAX + 1);
-	ssize_t n;
+	ssize_t n =
+		read_pid_file(procfd, pid, 0, "cmdline", buf, CMDLINE_MAX + 1);
 
-	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
-	n = read_proc_file(procfd, path, buf, CMDLINE_MAX + 1);
 	sb_reset(sb);
 	if (n >= 0)
 		argv_quote_nul_list(sb, buf, (size_t)n);

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -19,23 +18,49 @@ static const int job_stops[] = { SIGTSTP, SIGTTIN, SIGTTOU };
 
 static struct sigaction saved_forwarded[ARRAY_SIZE(forwarded)];
 static struct sigaction saved_job_stops[ARRAY_SIZE(job_stops)];
-static struct sigaction saved_alarm, saved_child;
+static struct sigaction saved_alarm, saved_child, saved_pipe;
 static sigset_t saved_mask;
 
 static volatile pid_t target_pid;
 static volatile sig_atomic_t early_signal;
 
+/* Appends the decimal digits of v at p; returns the new end.  (snprintf
+ * is not async-signal-safe.) */
+static char *put_decimal(char *p, unsigned v)
+{
+	char tmp[12];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
 /* Is pid one of our tracees?  Only syscalls: async-signal-safe. */
 static int sent_by_tracee(pid_t pid)
 {
 	char path[40], buf[2048], want[40];
+	char *p;
 
 	if (pid <= 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	p = put_decimal(put_str(path, "/proc/"), (unsigned)pid);
+	*put_str(p, "/status") = '\0';
 	if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
 		return 0;
-	snprintf(want, sizeof(want), "\nTracerPid:\t%d\n", (int)getpid());
+	p = put_decimal(put_str(want, "\nTracerPid:\t"), (unsigned)getpid());
+	*put_str(p, "\n") = '\0';
 	return strstr(buf, want) != NULL;
 }
 
@@ -87,6 +112,8 @@ void signals_setup(void)
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 	sigaction(SIGCHLD, &dfl, &saved_child);
+	/* A closed stderr must not kill iowrap, and the task with it. */
+	sigaction(SIGPIPE, &ign, &saved_pipe);
 	/* Forwarding needs the signals delivered while we wait. */
 	sigset_t unblock;
 
@@ -106,6 +133,7 @@ void signals_restore_for_child(void)
 		sigaction(job_stops[i], &saved_job_stops[i], NULL);
 	sigaction(SIGALRM, &saved_alarm, NULL);
 	sigaction(SIGCHLD, &saved_child, NULL);
+	sigaction(SIGPIPE, &saved_pipe, NULL);
 	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 }
 

@@ -95,8 +95,6 @@ struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid)
 	struct tracee *t = tracee_find(pt, tid);
 	struct proc_status st;
 	struct process *p;
-	char path[32];
-	char buf[4096];
 
 	if (t)
 		return t;
@@ -104,9 +102,7 @@ struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid)
 	t->tid = tid;
 	/* One read says whether it is a thread and who its parent is, in
 	 * whichever order the child's stop and the parent's event came. */
-	snprintf(path, sizeof(path), "%d/status", (int)tid);
-	if (read_file_at(pt->procfd, path, buf, sizeof(buf)) < 0 ||
-	    parse_proc_status(buf, &st) < 0) {
+	if (read_task_status(pt->procfd, tid, 0, &st) < 0) {
 		st.tgid = tid;
 		st.ppid = parent_tgid;
 	}

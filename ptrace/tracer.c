@@ -180,11 +180,12 @@ static void detach_remaining(struct tracer *tr)
 				continue;
 			break;
 		}
-		t = tracee_find(&tr->table, tid);
-		if (!WIFSTOPPED(status) || !t) {
+		if (!WIFSTOPPED(status)) {
 			handle_death(tr, tid, status);
 			continue;
 		}
+		/* A child forked just now is ours too: detach it as well. */
+		t = tracee_get(&tr->table, tid, 0);
 		p = t->proc;
 		if (p->rec.end != PROC_DETACHED) {
 			process_read_running(&tr->table, p);

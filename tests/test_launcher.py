@@ -261,3 +261,16 @@ def test_environment_cwd_umask_and_rlimits_untouched(iowrap, tmp_path):
     assert traced.returncode == 0
     assert traced.stdout == native.stdout
     assert "0027\n123\n" in traced.stdout
+
+
+def test_closed_stderr_pipe_does_not_kill_the_task(tmp_path):
+    """iowrap's warning goes to a pipe nobody reads any more: SIGPIPE must
+    not kill iowrap (and the task with it)."""
+    marker = tmp_path / "done"
+    script = (f"{IOWRAP} -o /proc/iowrap-cannot-write -- sh -c "
+              f"'sleep 0.3; echo ok > {marker}; exit 5' 2>&1 | true; "
+              "echo ${PIPESTATUS[0]}")
+    p = subprocess.run(["bash", "-c", script], capture_output=True,
+                       text=True, timeout=60)
+    assert p.stdout == "5\n"
+    assert marker.read_text() == "ok\n"
