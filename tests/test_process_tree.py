@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,49 @@ def test_process_columns(iowrap, tmp_path):
     if s["cgroup"]["version"] == 2:
         assert row["cgroupid"] == str(s["cgroup"]["id"])
     assert s["cgroup"]["path"] in cg
+
+
+ZOMBIE_PARENT = r"""
+import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os._exit(3)
+time.sleep(0.3)
+# The tracer has seen the child die; its status is still the parent's.
+state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+_, status = os.waitpid(pid, 0)
+print(state, os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_zombie_status_still_reaches_its_parent(iowrap):
+    t = iowrap("/usr/bin/python3", "-c", ZOMBIE_PARENT)
+    assert t.returncode == 0
+    assert t.stdout == "Z 3\n"
+    rows = t.procs
+    assert len(rows) == 2
+    child = [r for r in rows if r["ppid"] == rows[-1]["pid"]]
+    assert [r["exit_code"] for r in child] == ["3"]
+
+
+def test_rows_are_flushed_while_the_task_runs(tmp_path):
+    """A killed tracer loses at most the last second: finished processes'
+    rows reach procs.csv while the task is still running."""
+    out = tmp_path / "t"
+    p = subprocess.Popen([str(IOWRAP), "-o", str(out), "--", "sh", "-c",
+                          "/bin/true; /bin/true; exec sleep 30"])
+    try:
+        deadline = time.monotonic() + 20
+        lines = []
+        while len(lines) < 3:
+            assert time.monotonic() < deadline, lines
+            time.sleep(0.1)
+            if (out / "procs.csv").exists():
+                lines = (out / "procs.csv").read_text().splitlines()
+        assert p.poll() is None
+        assert [ln.split(",")[5] for ln in lines[1:]] == [
+            os.path.realpath("/bin/true")] * 2
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+    assert p.returncode == 128 + 15
