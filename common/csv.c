@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "csv.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static int needs_quotes(const char *data, size_t len)
@@ -97,6 +98,7 @@ static int read_quoted(struct csv_reader *r, struct strbuf *f)
 enum csv_status csv_next(struct csv_reader *r, struct csv_record *rec)
 {
 	struct strbuf *f;
+	bool field_start = true; /* also for fields past the limit (f NULL) */
 
 	rec->nfields = 0;
 	rec->dropped = 0;
@@ -115,13 +117,16 @@ enum csv_status csv_next(struct csv_reader *r, struct csv_record *rec)
 		}
 		if (c == ',') {
 			f = next_field(rec);
+			field_start = true;
 			continue;
 		}
-		if (c == '"' && f && f->len == 0) {
+		if (c == '"' && field_start) {
+			field_start = false;
 			if (read_quoted(r, f) < 0)
 				return CSV_TRUNCATED;
 			continue;
 		}
+		field_start = false;
 		field_addc(f, c);
 	}
 	/* The last record has no newline: the writer was cut mid-line. */

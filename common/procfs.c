@@ -172,7 +172,7 @@ static int v1_rank(const char *ctl, size_t len)
 int parse_proc_cgroup(const char *text, bool has_v2, struct cgroup_entry *cg)
 {
 	const char *line = text;
-	int best = 0;
+	int best = -1;
 
 	memset(cg, 0, sizeof(*cg));
 	while (line && *line) {
@@ -189,6 +189,8 @@ int parse_proc_cgroup(const char *text, bool has_v2, struct cgroup_entry *cg)
 			const char *path = c2 + 1;
 			size_t plen = len - (size_t)(path - line);
 			bool v2 = clen == 0 && c1 - line == 1 && line[0] == '0';
+			/* Without a cgroup2 mount the "0::" line is the
+			 * choice only on a host that has nothing else. */
 			int rank = v2 ? (has_v2 ? 10 : 0) : v1_rank(ctl, clen);
 
 			if (rank > best) {
@@ -232,6 +234,25 @@ bool find_container_id(const char *text, const char *after, char id[65])
 	return false;
 }
 
+/* mountinfo writes space, tab, newline and backslash as \NNN. */
+static void unescape_octal(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	while (*in && n + 1 < size) {
+		if (in[0] == '\\' && in[1] >= '0' && in[1] <= '3' &&
+		    in[2] >= '0' && in[2] <= '7' && in[3] >= '0' &&
+		    in[3] <= '7') {
+			out[n++] = (char)((in[1] - '0') * 64 +
+					  (in[2] - '0') * 8 + (in[3] - '0'));
+			in += 4;
+		} else {
+			out[n++] = *in++;
+		}
+	}
+	out[n] = '\0';
+}
+
 bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size)
 {
 	const char *line = mountinfo;
@@ -249,7 +270,7 @@ bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size)
 		for (size_t i = 5; i + 1 < n; i++) {
 			if (strcmp(f[i], "-") == 0) {
 				if (strcmp(f[i + 1], "cgroup2") == 0) {
-					snprintf(dir, size, "%s", f[4]);
+					unescape_octal(f[4], dir, size);
 					return true;
 				}
 				break;
