@@ -18,6 +18,7 @@
 
 #include "builtin.h"
 #include "cmdpath.h"
+#include "filter.h"
 #include "hostinfo.h"
 #include "launch.h"
 #include "signals.h"
@@ -28,6 +29,7 @@
 
 struct run_options {
 	const char *output;
+	enum trace_level level;
 	bool force;
 	bool strict;
 	bool wait_orphans;
@@ -43,6 +45,9 @@ static const char usage_text[] =
 	"  -o, --output DIR     trace directory (default: $IOWRAP_DIR, else\n"
 	"                       ./iowrap.HOSTNAME.PID); created 0700\n"
 	"  -f, --force          reuse a non-empty trace directory\n"
+	"  -l, --level LEVEL    summary: processes only (default); files: also\n"
+	"                       opens, closes, metadata; full: also every read,\n"
+	"                       write, seek and sync (io.csv)\n"
 	"      --strict         exit 125 instead of running the task untraced\n"
 	"                       when ptrace cannot be used\n"
 	"      --no-wait-orphans  stop tracing when the main process exits;\n"
@@ -70,6 +75,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "level", required_argument, NULL, 'l' },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "no-wait-orphans", no_argument, NULL, OPT_NO_WAIT_ORPHANS },
 		{ "help", no_argument, NULL, 'h' },
@@ -82,13 +88,21 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	o->wait_orphans = true;
 	opterr = 0;
 	/* '+': the first non-option is the command; its options are its own. */
-	while ((c = getopt_long(argc, argv, "+:o:fhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:fl:hV", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
 			break;
 		case 'f':
 			o->force = true;
+			break;
+		case 'l':
+			if (trace_level_parse(optarg) < 0)
+				return usage_error(
+					"unknown level '%s' (summary, files or full)",
+					optarg);
+			o->level = (enum trace_level)trace_level_parse(optarg);
 			break;
 		case OPT_STRICT:
 			o->strict = true;
@@ -115,6 +129,10 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 					   argv[optind - 1]);
 		}
 	}
+	if (!o->wait_orphans && o->level != LEVEL_SUMMARY)
+		return usage_error(
+			"%s",
+			"--no-wait-orphans needs --level summary: a seccomp filter outlives its tracer, so detached processes would see their traced syscalls fail");
 	if (optind >= argc)
 		return usage_error(
 			"%s",
@@ -169,7 +187,8 @@ struct run_state {
 	struct strbuf untraced_reason;
 	struct strbuf cmdpath;
 	char cwd[PATH_MAX];
-	struct option_value options[4];
+	struct option_value options[5];
+	struct sock_fprog filter;
 };
 
 static int exit_status_of(int status)
@@ -237,6 +256,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 {
 	struct tracer_config cfg = {
 		.wait_orphans = st->opt.wait_orphans,
+		.level = st->opt.level,
 		.sink = &st->sink,
 		.cgroups = &st->cgroups,
 		.tick = &signals_tick,
@@ -256,6 +276,8 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.totals.processes_max_concurrent = res.max_concurrent;
 	st->summary.totals_source = "ptrace-exit-stops";
 	st->summary.orphans_detached = res.orphans_detached;
+	st->summary.syscall_stops = res.syscall_stops;
+	st->summary.used_io_uring = res.used_io_uring;
 	if (res.main_reaped)
 		set_main_exit(&st->summary, res.main_status);
 	else
@@ -272,8 +294,10 @@ static void record_options(struct run_state *st)
 	o[2] = (struct option_value){ "strict", NULL, st->opt.strict };
 	o[3] = (struct option_value){ "wait_orphans", NULL,
 				      st->opt.wait_orphans };
+	o[4] = (struct option_value){ "level", trace_level_name(st->opt.level),
+				      -1 };
 	st->summary.options = o;
-	st->summary.noptions = 4;
+	st->summary.noptions = 5;
 }
 
 static int open_trace(struct run_state *st)
@@ -323,6 +347,7 @@ static int finish(struct run_state *st)
 {
 	st->summary.command = st->opt.command;
 	st->summary.wait_orphans = st->opt.wait_orphans;
+	st->summary.level = trace_level_name(st->opt.level);
 	if (!st->summary.end_us)
 		st->summary.end_us = now_realtime_us();
 	record_options(st);
@@ -348,10 +373,55 @@ static int command_unusable(struct run_state *st, const char *name, int err)
 	return finish(st);
 }
 
+/* In the task, right before its exec: 0, 1 (NO_NEW_PRIVS had to be set)
+ * or the errno that kept the filter out. */
+static int install_filter(void *arg)
+{
+	const struct sock_fprog *prog = arg;
+	bool forced_nnp;
+	int err = filter_install(prog, &forced_nnp);
+
+	return err ? -err : forced_nnp;
+}
+
+static void note_filter(struct run_state *st, int note)
+{
+	if (!st->filter.len)
+		return;
+	if (note == 1)
+		st->summary.no_new_privs = true;
+	else if (note > 1)
+		trace_problem(
+			&st->sink,
+			"the seccomp filter could not be installed: %s; only process events were traced",
+			strerror(note));
+}
+
+/* The filter is built before the task forks, so errors are ours alone. */
+static void build_filter(struct run_state *st)
+{
+	struct strbuf why;
+
+	if (st->opt.level == LEVEL_SUMMARY || !trace_has_dir(&st->sink))
+		return;
+	sb_init(&why, 0);
+	if (filter_build(st->opt.level, &st->filter, &why) < 0)
+		trace_problem(&st->sink, "%s; only process events are traced",
+			      sb_str(&why));
+	sb_release(&why);
+}
+
 static int start_task(struct run_state *st)
 {
-	struct launch l;
-	int err = launch_prepare(&l, sb_str(&st->cmdpath), st->opt.command);
+	struct launch l = { .before_exec = NULL };
+	int err, note;
+
+	build_filter(st);
+	if (st->filter.len) {
+		l.before_exec = install_filter;
+		l.hook_arg = &st->filter;
+	}
+	err = launch_prepare(&l, sb_str(&st->cmdpath), st->opt.command);
 
 	if (err) {
 		warnx_line("cannot start the task: %s", strerror(-err));
@@ -360,7 +430,8 @@ static int start_task(struct run_state *st)
 	}
 	signals_set_target(l.pid);
 	/* Nowhere to write a trace: do not slow the task for nothing. */
-	err = trace_has_dir(&st->sink) ? tracer_seize(l.pid) : -ENOTDIR;
+	err = trace_has_dir(&st->sink) ? tracer_seize(l.pid, st->opt.level) :
+					 -ENOTDIR;
 	if (err && st->opt.strict) {
 		explain_no_ptrace(err, &st->untraced_reason);
 		warnx_line("%s; not running the task (--strict)",
@@ -384,7 +455,8 @@ static int start_task(struct run_state *st)
 	} else {
 		run_traced(st, &l);
 	}
-	err = launch_exec_error(&l);
+	err = launch_exec_error(&l, &note);
+	note_filter(st, note);
 	if (err)
 		st->summary.exec_error = strerror(err);
 	return finish(st);

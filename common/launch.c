@@ -10,9 +10,19 @@
 #include "signals.h"
 #include "util.h"
 
+/* Messages on the error pipe: a kind and a value. */
+enum { NOTE_HOOK = 1, NOTE_EXEC_ERROR = 2 };
+
+static void send_note(int err_fd, int kind, int value)
+{
+	int msg[2] = { kind, value };
+
+	(void)!write(err_fd, msg, sizeof(msg));
+}
+
 static void report_exec_error(int err_fd, const char *path, int err)
 {
-	(void)!write(err_fd, &err, sizeof(err));
+	send_note(err_fd, NOTE_EXEC_ERROR, err);
 	warnx_line("cannot execute %s: %s", path, strerror(err));
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
 }
@@ -35,9 +45,11 @@ static void exec_as_script(const char *path, char *const argv[])
 	execv("/bin/sh", sh_argv);
 }
 
-static void child(const char *path, char *const argv[], int go_fd, int err_fd)
+static void child(struct launch *l, const char *path, char *const argv[],
+		  int go_fd, int err_fd)
 {
 	char go = 0;
+	int note;
 
 	while (read(go_fd, &go, 1) < 0 && errno == EINTR)
 		;
@@ -45,6 +57,9 @@ static void child(const char *path, char *const argv[], int go_fd, int err_fd)
 	if (go != 'G')
 		_exit(EXIT_IOWRAP_FAILED);
 	signals_restore_for_child();
+	note = l->before_exec ? l->before_exec(l->hook_arg) : 0;
+	if (note)
+		send_note(err_fd, NOTE_HOOK, note);
 	execv(path, argv);
 	if (errno == ENOEXEC)
 		exec_as_script(path, argv);
@@ -77,7 +92,7 @@ int launch_prepare(struct launch *l, const char *path, char *const argv[])
 	if (l->pid == 0) {
 		close(go[1]);
 		close(err[0]);
-		child(path, argv, go[0], err[1]);
+		child(l, path, argv, go[0], err[1]);
 	}
 	close(go[0]);
 	close(err[1]);
@@ -95,15 +110,24 @@ void launch_release(struct launch *l, bool run)
 	l->go_fd = -1;
 }
 
-int launch_exec_error(struct launch *l)
+int launch_exec_error(struct launch *l, int *hook_note)
 {
-	int err = 0;
+	int msg[2], err = 0;
 	ssize_t n;
 
-	do
-		n = read(l->err_fd, &err, sizeof(err));
-	while (n < 0 && errno == EINTR);
+	*hook_note = 0;
+	for (;;) {
+		n = read(l->err_fd, msg, sizeof(msg));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(msg))
+			break;
+		if (msg[0] == NOTE_HOOK)
+			*hook_note = msg[1];
+		else if (msg[0] == NOTE_EXEC_ERROR)
+			err = msg[1];
+	}
 	close(l->err_fd);
 	l->err_fd = -1;
-	return n == (ssize_t)sizeof(err) ? err : 0;
+	return err;
 }

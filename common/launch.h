@@ -10,17 +10,24 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* Run in the child right before exec, e.g. to install a seccomp filter.
+ * Returns 0 or a note (not 0) for the parent; never stops the exec. */
+typedef int (*launch_hook)(void *arg);
+
 struct launch {
 	pid_t pid;
 	int go_fd; /* parent's end: one byte releases the child */
-	int err_fd; /* parent's end: the child's exec errno, if it failed */
+	int err_fd; /* parent's end: notes, and the errno of a failed exec */
+	launch_hook before_exec;
+	void *hook_arg;
 };
 
-/* Forks the waiting child; 0 or -errno. */
+/* Forks the waiting child (before_exec set, or NULL); 0 or -errno. */
 int launch_prepare(struct launch *l, const char *path, char *const argv[]);
 /* run: exec the command; !run: exit 125 without running it. */
 void launch_release(struct launch *l, bool run);
-/* After the child is gone: errno of a failed exec, or 0. */
-int launch_exec_error(struct launch *l);
+/* After the child is gone: errno of a failed exec, or 0; *hook_note is
+ * what the hook returned. */
+int launch_exec_error(struct launch *l, int *hook_note);
 
 #endif

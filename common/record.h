@@ -49,4 +49,26 @@ struct proc_record {
 	struct proc_usage usage;
 };
 
+/*
+ * One file operation, the research's I/O trace row (Witzke et al.,
+ * Fig. 2a).  inode_id and handle_id are ids the tracer assigns: a reused
+ * fd or inode number gets a new id.
+ */
+struct io_event {
+	int64_t start_us, end_us;
+	pid_t pid;
+	/* the thread's user and system CPU time at entry and exit, µs */
+	uint64_t utime_start_us, utime_end_us;
+	uint64_t stime_start_us, stime_end_us;
+	uint64_t inode_id;
+	char type; /* O R W C U N S T M X F L: see docs/trace-format.md */
+	int64_t result; /* bytes, fd, 0, or -errno */
+	uint64_t handle_id;
+	int64_t offset; /* the file position the operation used; -1: none */
+	uint64_t size; /* bytes asked for */
+	uint32_t flags; /* open flags */
+	const char *path; /* opens, exec, namespace changes; else NULL */
+	const char *path2; /* rename and link targets */
+};
+
 #endif

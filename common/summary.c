@@ -67,10 +67,14 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 
 	json_open_object(j, "tracing");
 	json_str(j, "mode", s->mode);
+	json_str(j, "level", s->level);
+	json_bool(j, "no_new_privs", s->no_new_privs);
 	json_str(j, "untraced_reason", s->untraced_reason);
 	json_bool(j, "complete", complete);
 	json_bool(j, "wait_orphans", s->wait_orphans);
 	json_u64(j, "orphans_detached", s->orphans_detached);
+	json_u64(j, "syscall_stops", s->syscall_stops);
+	json_bool(j, "used_io_uring", s->used_io_uring);
 	json_u64(j, "processes_unmeasured", s->totals.processes_unmeasured);
 	json_open_array(j, "problems");
 	for (size_t i = 0; problems[i]; i++)

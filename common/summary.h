@@ -44,9 +44,13 @@ struct run_summary {
 	const char *exec_error; /* the command could not be started */
 	/* tracing */
 	const char *mode; /* "ptrace" or "untraced" */
+	const char *level; /* "summary", "files" or "full" */
+	bool no_new_privs; /* NO_NEW_PRIVS had to be set for the filter */
 	const char *untraced_reason;
 	bool wait_orphans;
 	uint64_t orphans_detached;
+	uint64_t syscall_stops; /* seccomp and syscall-exit stops */
+	bool used_io_uring; /* its operations are not traced one by one */
 	const char *totals_source; /* "ptrace-exit-stops" or "rusage" */
 	struct tree_totals totals;
 	const struct option_value *options;

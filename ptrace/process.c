@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdtable.h"
 #include "procfs.h"
 #include "util.h"
 
@@ -72,6 +73,8 @@ void process_free(struct proc_table *pt, struct process *p)
 		pidmap_remove(&pt->processes, p->rec.pid);
 		pt->live_processes--;
 	}
+	fdtable_put(p->fds);
+	free(p->cwd_cache);
 	sb_release(&p->exe);
 	sb_release(&p->argv);
 	sb_release(&p->cwd);
@@ -158,6 +161,8 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 		struct tracee *former = tracee_find(pt, former_tid);
 
 		if (former && former->proc == p) {
+			/* Its execve exit stop comes on the leader's tid. */
+			t->call = former->call;
 			unlink_thread(p, former);
 			pidmap_remove(&pt->tracees, former_tid);
 			free(former);

@@ -10,6 +10,7 @@
 #define IOWRAP_PROCESS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "hostinfo.h"
@@ -18,12 +19,26 @@
 #include "strbuf.h"
 
 struct process;
+struct fdtable;
+
+/* The traced syscall a thread is in, between its entry and exit stops. */
+struct sc_call {
+	bool active; /* waiting for the exit stop (resume with SYSCALL) */
+	bool skip_entry; /* kernels < 4.8: a syscall-enter-stop comes first */
+	uint16_t id; /* enum sc_id */
+	uint32_t arch; /* AUDIT_ARCH_* */
+	bool x32; /* x86_64 arch, x32 ABI: 32-bit pointers and sizes */
+	uint64_t args[6];
+	int64_t start_us;
+	uint64_t utime_us, stime_us;
+};
 
 struct tracee {
 	pid_t tid;
 	struct process *proc;
 	struct tracee *next; /* in proc->threads */
 	bool exit_stopped; /* its PTRACE_EVENT_EXIT stop has been seen */
+	struct sc_call call;
 };
 
 struct process {
@@ -33,6 +48,8 @@ struct process {
 	int live_threads; /* threads not yet past their exit stop */
 	bool final_read; /* the process-wide figures have been read */
 	bool thread_unmeasured;
+	struct fdtable *fds; /* NULL until a traced syscall needs it */
+	char *cwd_cache; /* NULL: read /proc/PID/cwd when needed */
 };
 
 struct proc_table {

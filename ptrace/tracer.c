@@ -10,6 +10,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "iotrace.h"
+#include "probe.h"
 #include "process.h"
 #include "procfs.h"
 #include "util.h"
@@ -22,24 +24,37 @@
 	(PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | \
 	 PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
 
+#define SYSCALL_STOP (SIGTRAP | 0x80)
+
 struct tracer {
 	const struct tracer_config *cfg;
 	struct tracer_result *result;
 	struct proc_table table;
 	pid_t main_pid;
+	bool io_on; /* a seccomp filter sends syscall stops */
+	bool seccomp_before_sysentry;
+	struct iotrace io;
 };
 
-int tracer_seize(pid_t pid)
+int tracer_seize(pid_t pid, enum trace_level level)
 {
-	if (ptrace(PTRACE_SEIZE, pid, 0L, (long)TRACE_OPTIONS) < 0)
+	long options = TRACE_OPTIONS;
+
+	if (level != LEVEL_SUMMARY)
+		options |= PTRACE_O_TRACESECCOMP | PTRACE_O_TRACESYSGOOD;
+	if (ptrace(PTRACE_SEIZE, pid, 0L, options) < 0)
 		return -errno;
 	return 0;
 }
 
-/* Resumes a stopped tracee; ESRCH means it died meanwhile (SIGKILL). */
-static void resume(pid_t tid, int sig)
+/*
+ * Resumes a stopped tracee; ESRCH means it died meanwhile (SIGKILL).  In
+ * a traced syscall whose exit we want, PTRACE_SYSCALL stops it there.
+ */
+static void resume(struct tracee *t, int sig)
 {
-	ptrace(PTRACE_CONT, tid, 0L, (long)sig);
+	ptrace(t->call.active ? PTRACE_SYSCALL : PTRACE_CONT, t->tid, 0L,
+	       (long)sig);
 }
 
 static void finish_process(struct tracer *tr, struct process *p, int status)
@@ -125,7 +140,44 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 			follow_job_stop(sig);
 		return;
 	}
-	resume(t->tid, 0);
+	resume(t, 0);
+}
+
+static bool get_syscall_info(pid_t tid, struct ptrace_syscall_info *si)
+{
+	long n = ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(*si), si);
+
+	return n > 0;
+}
+
+static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
+{
+	struct ptrace_syscall_info si;
+
+	if (tr->io_on && get_syscall_info(t->tid, &si) &&
+	    si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
+	    iotrace_entry(&tr->io, t, &si)) {
+		t->call.active = true;
+		t->call.skip_entry = tr->seccomp_before_sysentry;
+	}
+	resume(t, 0);
+}
+
+static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
+{
+	struct ptrace_syscall_info si;
+
+	if (t->call.skip_entry) {
+		/* Kernels < 4.8: the syscall-enter-stop after the seccomp stop. */
+		t->call.skip_entry = false;
+		resume(t, 0);
+		return;
+	}
+	if (t->call.active && get_syscall_info(t->tid, &si) &&
+	    si.op == PTRACE_SYSCALL_INFO_EXIT)
+		iotrace_exit(&tr->io, t, &si);
+	t->call.active = false;
+	resume(t, 0);
 }
 
 static void handle_stop(struct tracer *tr, pid_t tid, int status)
@@ -134,30 +186,42 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 	unsigned long msg = 0;
 	int sig = WSTOPSIG(status);
 
+	if (sig == SYSCALL_STOP) {
+		handle_syscall_stop(tr, t);
+		return;
+	}
 	switch ((unsigned)status >> 16) {
+	case PTRACE_EVENT_SECCOMP:
+		handle_seccomp_stop(tr, t);
+		return;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
-		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) == 0)
-			tracee_get(&tr->table, (pid_t)msg, t->proc->rec.pid);
-		resume(tid, 0);
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) == 0) {
+			struct tracee *child = tracee_get(
+				&tr->table, (pid_t)msg, t->proc->rec.pid);
+
+			if (child->proc != t->proc)
+				iotrace_fork(t->proc, child->proc);
+		}
+		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXEC:
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0)
 			msg = (unsigned long)tid;
 		process_exec(&tr->table, t, (pid_t)msg);
-		resume(tid, 0);
+		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
 		process_exit_stop(&tr->table, t);
-		resume(tid, 0);
+		resume(t, 0);
 		return;
 	case PTRACE_EVENT_STOP:
 		handle_event_stop(tr, t, sig);
 		return;
 	}
 	/* A signal-delivery-stop: deliver the signal as it was meant. */
-	resume(tid, sig);
+	resume(t, sig);
 }
 
 /* --no-wait-orphans: the rest of the tree runs on, untraced. */
@@ -238,6 +302,12 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 		return -1;
 	}
 	proc_table_init(&tr.table, procfd, cfg->cgroups);
+	if (cfg->level != LEVEL_SUMMARY) {
+		tr.io_on = true;
+		tr.seccomp_before_sysentry = seccomp_stop_before_sysentry();
+		iotrace_init(&tr.io, cfg->sink, procfd);
+		trace_open_io(cfg->sink);
+	}
 	tracee_get(&tr.table, main_pid, getpid());
 	for (;;) {
 		pid_t tid;
@@ -266,6 +336,11 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	}
 	finish_lost(&tr);
 	result->max_concurrent = tr.table.max_live_processes;
+	if (tr.io_on) {
+		result->syscall_stops = tr.io.syscall_stops;
+		result->used_io_uring = tr.io.used_io_uring;
+		iotrace_release(&tr.io);
+	}
 	proc_table_release(&tr.table);
 	close(procfd);
 	return result->error[0] ? -1 : 0;

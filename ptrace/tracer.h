@@ -12,11 +12,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "filter.h"
 #include "hostinfo.h"
 #include "trace.h"
 
 struct tracer_config {
 	bool wait_orphans;
+	enum trace_level level;
 	struct trace_sink *sink;
 	struct cgroup_resolver *cgroups;
 	/* Set from a signal handler: time to flush the trace. */
@@ -29,11 +31,13 @@ struct tracer_result {
 	int64_t main_end_us;
 	uint64_t orphans_detached;
 	uint64_t max_concurrent;
+	uint64_t syscall_stops;
+	bool used_io_uring;
 	char error[256]; /* why tracing broke off, if it did */
 };
 
 /* Attaches to a child that waits for its go-ahead; 0 or -errno. */
-int tracer_seize(pid_t pid);
+int tracer_seize(pid_t pid, enum trace_level level);
 /* Runs until the task's processes are gone (or the main one, without
  * wait_orphans); returns 0, or -1 with result->error set. */
 int tracer_run(const struct tracer_config *cfg, pid_t main_pid,

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+#include "filter.h"
+
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util.h"
+
+struct sc_rule {
+	enum sc_id id;
+	int nr; /* libseccomp's number: native, or a pseudo one */
+	enum trace_level level;
+	bool entry_only; /* nothing to learn at its exit */
+};
+
+/* __SNR_ pasted here: libc headers define some names (pread64) as macros. */
+#define RULE(id, name, level)                  \
+	{                                      \
+		id, __SNR_##name, level, false \
+	}
+#define RULE_ENTRY(id, name, level)           \
+	{                                     \
+		id, __SNR_##name, level, true \
+	}
+
+/*
+ * Every personality's name for each syscall: libseccomp maps a name to
+ * each architecture of the filter and leaves it out where it does not
+ * exist (stat64 is i386's stat, for example).
+ */
+static const struct sc_rule rules[] = {
+	RULE(SC_OPEN, open, LEVEL_FILES),
+	RULE(SC_OPENAT, openat, LEVEL_FILES),
+	RULE(SC_OPENAT2, openat2, LEVEL_FILES),
+	RULE(SC_CREAT, creat, LEVEL_FILES),
+	RULE_ENTRY(SC_CLOSE, close, LEVEL_FILES),
+	RULE_ENTRY(SC_CLOSE_RANGE, close_range, LEVEL_FILES),
+	RULE(SC_DUP, dup, LEVEL_FILES),
+	RULE(SC_DUP2, dup2, LEVEL_FILES),
+	RULE(SC_DUP3, dup3, LEVEL_FILES),
+	RULE(SC_FCNTL, fcntl, LEVEL_FILES),
+	RULE(SC_FCNTL, fcntl64, LEVEL_FILES),
+	RULE(SC_EXECVE, execve, LEVEL_FILES),
+	RULE(SC_EXECVEAT, execveat, LEVEL_FILES),
+	RULE(SC_UNLINK, unlink, LEVEL_FILES),
+	RULE(SC_UNLINKAT, unlinkat, LEVEL_FILES),
+	RULE(SC_RMDIR, rmdir, LEVEL_FILES),
+	RULE(SC_RENAME, rename, LEVEL_FILES),
+	RULE(SC_RENAMEAT, renameat, LEVEL_FILES),
+	RULE(SC_RENAMEAT2, renameat2, LEVEL_FILES),
+	RULE(SC_LINK, link, LEVEL_FILES),
+	RULE(SC_LINKAT, linkat, LEVEL_FILES),
+	RULE(SC_SYMLINK, symlink, LEVEL_FILES),
+	RULE(SC_SYMLINKAT, symlinkat, LEVEL_FILES),
+	RULE(SC_MKDIR, mkdir, LEVEL_FILES),
+	RULE(SC_MKDIRAT, mkdirat, LEVEL_FILES),
+	RULE(SC_TRUNCATE, truncate, LEVEL_FILES),
+	RULE(SC_TRUNCATE, truncate64, LEVEL_FILES),
+	RULE(SC_FTRUNCATE, ftruncate, LEVEL_FILES),
+	RULE(SC_FTRUNCATE, ftruncate64, LEVEL_FILES),
+	RULE(SC_MMAP, mmap, LEVEL_FILES),
+	RULE(SC_MMAP, mmap2, LEVEL_FILES),
+	RULE(SC_CHDIR, chdir, LEVEL_FILES),
+	RULE(SC_FCHDIR, fchdir, LEVEL_FILES),
+	RULE(SC_STAT, stat, LEVEL_FILES),
+	RULE(SC_STAT, stat64, LEVEL_FILES),
+	RULE(SC_LSTAT, lstat, LEVEL_FILES),
+	RULE(SC_LSTAT, lstat64, LEVEL_FILES),
+	RULE(SC_FSTATAT, newfstatat, LEVEL_FILES),
+	RULE(SC_FSTATAT, fstatat64, LEVEL_FILES),
+	RULE(SC_STATX, statx, LEVEL_FILES),
+	RULE(SC_ACCESS, access, LEVEL_FILES),
+	RULE(SC_FACCESSAT, faccessat, LEVEL_FILES),
+	RULE(SC_FACCESSAT2, faccessat2, LEVEL_FILES),
+	RULE(SC_READ, read, LEVEL_FULL),
+	RULE(SC_WRITE, write, LEVEL_FULL),
+	RULE(SC_PREAD, pread64, LEVEL_FULL),
+	RULE(SC_PWRITE, pwrite64, LEVEL_FULL),
+	RULE(SC_READV, readv, LEVEL_FULL),
+	RULE(SC_WRITEV, writev, LEVEL_FULL),
+	RULE(SC_PREADV, preadv, LEVEL_FULL),
+	RULE(SC_PWRITEV, pwritev, LEVEL_FULL),
+	RULE(SC_PREADV2, preadv2, LEVEL_FULL),
+	RULE(SC_PWRITEV2, pwritev2, LEVEL_FULL),
+	RULE(SC_SENDFILE, sendfile, LEVEL_FULL),
+	RULE(SC_SENDFILE, sendfile64, LEVEL_FULL),
+	RULE(SC_COPY_FILE_RANGE, copy_file_range, LEVEL_FULL),
+	RULE(SC_SPLICE, splice, LEVEL_FULL),
+	RULE(SC_FSYNC, fsync, LEVEL_FULL),
+	RULE(SC_FDATASYNC, fdatasync, LEVEL_FULL),
+	RULE(SC_SYNC_FILE_RANGE, sync_file_range, LEVEL_FULL),
+	RULE(SC_FALLOCATE, fallocate, LEVEL_FULL),
+	RULE(SC_LSEEK, lseek, LEVEL_FULL),
+	RULE(SC_LSEEK, _llseek, LEVEL_FULL),
+	RULE(SC_IO_URING_SETUP, io_uring_setup, LEVEL_FULL),
+	RULE(SC_IO_URING_ENTER, io_uring_enter, LEVEL_FULL),
+};
+
+static const char *const sc_names[SC_COUNT] = {
+	[SC_UNKNOWN] = "unknown",
+	[SC_OPEN] = "open",
+	[SC_OPENAT] = "openat",
+	[SC_OPENAT2] = "openat2",
+	[SC_CREAT] = "creat",
+	[SC_CLOSE] = "close",
+	[SC_CLOSE_RANGE] = "close_range",
+	[SC_DUP] = "dup",
+	[SC_DUP2] = "dup2",
+	[SC_DUP3] = "dup3",
+	[SC_FCNTL] = "fcntl",
+	[SC_EXECVE] = "execve",
+	[SC_EXECVEAT] = "execveat",
+	[SC_UNLINK] = "unlink",
+	[SC_UNLINKAT] = "unlinkat",
+	[SC_RMDIR] = "rmdir",
+	[SC_RENAME] = "rename",
+	[SC_RENAMEAT] = "renameat",
+	[SC_RENAMEAT2] = "renameat2",
+	[SC_LINK] = "link",
+	[SC_LINKAT] = "linkat",
+	[SC_SYMLINK] = "symlink",
+	[SC_SYMLINKAT] = "symlinkat",
+	[SC_MKDIR] = "mkdir",
+	[SC_MKDIRAT] = "mkdirat",
+	[SC_TRUNCATE] = "truncate",
+	[SC_FTRUNCATE] = "ftruncate",
+	[SC_MMAP] = "mmap",
+	[SC_CHDIR] = "chdir",
+	[SC_FCHDIR] = "fchdir",
+	[SC_STAT] = "stat",
+	[SC_LSTAT] = "lstat",
+	[SC_FSTATAT] = "newfstatat",
+	[SC_STATX] = "statx",
+	[SC_ACCESS] = "access",
+	[SC_FACCESSAT] = "faccessat",
+	[SC_FACCESSAT2] = "faccessat2",
+	[SC_READ] = "read",
+	[SC_WRITE] = "write",
+	[SC_PREAD] = "pread64",
+	[SC_PWRITE] = "pwrite64",
+	[SC_READV] = "readv",
+	[SC_WRITEV] = "writev",
+	[SC_PREADV] = "preadv",
+	[SC_PWRITEV] = "pwritev",
+	[SC_PREADV2] = "preadv2",
+	[SC_PWRITEV2] = "pwritev2",
+	[SC_SENDFILE] = "sendfile",
+	[SC_COPY_FILE_RANGE] = "copy_file_range",
+	[SC_SPLICE] = "splice",
+	[SC_FSYNC] = "fsync",
+	[SC_FDATASYNC] = "fdatasync",
+	[SC_SYNC_FILE_RANGE] = "sync_file_range",
+	[SC_FALLOCATE] = "fallocate",
+	[SC_LSEEK] = "lseek",
+	[SC_IO_URING_SETUP] = "io_uring_setup",
+	[SC_IO_URING_ENTER] = "io_uring_enter",
+};
+
+const char *sc_name(enum sc_id id)
+{
+	return (unsigned)id < SC_COUNT && sc_names[id] ? sc_names[id] :
+							 "unknown";
+}
+
+static const char *const level_names[] = { "summary", "files", "full" };
+
+int trace_level_parse(const char *s)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(level_names); i++)
+		if (strcmp(s, level_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *trace_level_name(enum trace_level level)
+{
+	return level_names[level];
+}
+
+static int add_rules(scmp_filter_ctx ctx, enum trace_level level)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+		const struct sc_rule *r = &rules[i];
+		uint32_t data = (uint32_t)r->id |
+				(r->entry_only ? 0 : SC_DATA_NEEDS_EXIT);
+		int err;
+
+		if (r->level > level)
+			continue;
+		/* mmap of a file only: MAP_ANONYMOUS not in flags (arg 3). */
+		if (r->id == SC_MMAP)
+			err = seccomp_rule_add(
+				ctx, SCMP_ACT_TRACE(data), r->nr, 1,
+				SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0));
+		else
+			err = seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr,
+					       0);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* libseccomp writes BPF to an fd: give it a memfd and read it back. */
+static int export_to_memory(scmp_filter_ctx ctx, struct sock_fprog *prog)
+{
+	int fd = memfd_create("iowrap-filter", MFD_CLOEXEC);
+	off_t size;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = seccomp_export_bpf(ctx, fd);
+	size = err ? 0 : lseek(fd, 0, SEEK_END);
+	if (!err && (size <= 0 || size % sizeof(struct sock_filter) ||
+		     size / sizeof(struct sock_filter) > BPF_MAXINSNS))
+		err = -E2BIG;
+	if (!err) {
+		prog->len = (unsigned short)(size / sizeof(struct sock_filter));
+		prog->filter = xmalloc((size_t)size);
+		if (pread(fd, prog->filter, (size_t)size, 0) != size) {
+			err = -EIO;
+			filter_free(prog);
+		}
+	}
+	close(fd);
+	return err;
+}
+
+int filter_build(enum trace_level level, struct sock_fprog *prog,
+		 struct strbuf *why)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int err;
+
+	memset(prog, 0, sizeof(*prog));
+	if (!ctx) {
+		sb_adds(why, "cannot create a seccomp filter (libseccomp)");
+		return -ENOMEM;
+	}
+	/* The native arch is in the filter already; add i386 and x32. */
+	err = seccomp_arch_add(ctx, SCMP_ARCH_X86);
+	if (!err)
+		err = seccomp_arch_add(ctx, SCMP_ARCH_X32);
+	if (!err)
+		err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+				       SCMP_ACT_TRACE(SC_DATA_UNKNOWN));
+	/* The task sets (or not) NO_NEW_PRIVS itself: filter_install. */
+	if (!err)
+		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (!err)
+		err = add_rules(ctx, level);
+	if (!err)
+		err = export_to_memory(ctx, prog);
+	if (err)
+		sb_addf(why, "cannot build the seccomp filter: %s",
+			strerror(-err));
+	seccomp_release(ctx);
+	return err;
+}
+
+void filter_free(struct sock_fprog *prog)
+{
+	free(prog->filter);
+	prog->filter = NULL;
+	prog->len = 0;
+}
+
+int filter_install(const struct sock_fprog *prog, bool *forced_nnp)
+{
+	*forced_nnp = false;
+	/* With CAP_SYS_ADMIN (or NO_NEW_PRIVS already set) this works and
+	 * setuid programs in the task keep working. */
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0L, 0L) == 0)
+		return 0;
+	if (errno != EACCES)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) < 0)
+		return -errno;
+	*forced_nnp = true;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0L, 0L) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,864 @@
+// SPDX-License-Identifier: MIT
+#include "iotrace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fdtable.h"
+#include "filter.h"
+#include "procfs.h"
+#include "tracee_mem.h"
+#include "util.h"
+
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+
+static const char *const default_exclude[] = { "/proc", "/sys", "/dev", NULL };
+
+void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd)
+{
+	memset(io, 0, sizeof(*io));
+	io->sink = sink;
+	io->procfd = procfd;
+	io->exclude = default_exclude;
+	io->inode_mask = 1023;
+	io->inodes = xcalloc(io->inode_mask + 1, sizeof(*io->inodes));
+}
+
+void iotrace_release(struct iotrace *io)
+{
+	free(io->inodes);
+	io->inodes = NULL;
+}
+
+/* ---- ids ---------------------------------------------------------- */
+
+static size_t inode_slot(const struct iotrace *io, uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^
+		     (ino * 0xc2b2ae3d27d4eb4full);
+	size_t i = (size_t)(h >> 20) & io->inode_mask;
+
+	while (io->inodes[i].id &&
+	       (io->inodes[i].dev != dev || io->inodes[i].ino != ino))
+		i = (i + 1) & io->inode_mask;
+	return i;
+}
+
+static void grow_inodes(struct iotrace *io)
+{
+	struct inode_key *old = io->inodes;
+	size_t old_cap = io->inode_mask + 1;
+
+	io->inode_mask = old_cap * 2 - 1;
+	io->inodes = xcalloc(io->inode_mask + 1, sizeof(*io->inodes));
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].id)
+			io->inodes[inode_slot(io, old[i].dev, old[i].ino)] =
+				old[i];
+	free(old);
+}
+
+static uint64_t inode_id(struct iotrace *io, uint64_t dev, uint64_t ino)
+{
+	size_t i;
+
+	if ((io->inode_count + 1) * 4 > (io->inode_mask + 1) * 3)
+		grow_inodes(io);
+	i = inode_slot(io, dev, ino);
+	if (!io->inodes[i].id) {
+		io->inodes[i] =
+			(struct inode_key){ dev, ino, ++io->next_inode_id };
+		io->inode_count++;
+	}
+	return io->inodes[i].id;
+}
+
+/* ---- paths -------------------------------------------------------- */
+
+/* Lexical normalisation of an absolute path: //, /./ and /../ go. */
+static void normalise_path(char *path)
+{
+	char *out = path, *in = path;
+
+	while (*in) {
+		while (*in == '/')
+			in++;
+		if (!*in)
+			break;
+		if (in[0] == '.' && (in[1] == '/' || !in[1])) {
+			in++;
+			continue;
+		}
+		if (in[0] == '.' && in[1] == '.' && (in[2] == '/' || !in[2])) {
+			while (out > path && *--out != '/')
+				;
+			in += 2;
+			continue;
+		}
+		*out++ = '/';
+		while (*in && *in != '/')
+			*out++ = *in++;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+}
+
+static const char *cwd_of(struct iotrace *io, struct process *p)
+{
+	struct strbuf sb;
+
+	if (p->cwd_cache)
+		return p->cwd_cache;
+	sb_init(&sb, PATH_MAX);
+	if (read_proc_link(io->procfd, p->rec.pid, "cwd", &sb) < 0)
+		sb_adds(&sb, "/");
+	p->cwd_cache = sb_detach(&sb);
+	return p->cwd_cache;
+}
+
+static struct fdtable *fds_of(struct process *p)
+{
+	if (!p->fds)
+		p->fds = fdtable_new();
+	return p->fds;
+}
+
+static bool excluded(const struct iotrace *io, const char *path)
+{
+	for (size_t i = 0; io->exclude[i]; i++) {
+		size_t n = strlen(io->exclude[i]);
+
+		if (strncmp(path, io->exclude[i], n) == 0 &&
+		    (path[n] == '/' || path[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* Fills an ofd's type, inode and traced flag from the open fd itself. */
+static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o)
+{
+	char link[48];
+	struct stat st;
+
+	snprintf(link, sizeof(link), "%d/fd/%d", (int)pid, fd);
+	if (fstatat(io->procfd, link, &st, 0) < 0)
+		return;
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+		o->inode_id =
+			inode_id(io, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (!S_ISREG(st.st_mode))
+		o->offset = S_ISDIR(st.st_mode) ? 0 : -1;
+	o->traced = o->path[0] == '/' && !excluded(io, o->path) &&
+		    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+}
+
+/* An fd the task had before we saw it open (inherited): ask /proc. */
+static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
+{
+	struct strbuf sb;
+	char path[48], info[512];
+	struct ofd *o;
+	const char *line;
+
+	sb_init(&sb, PATH_MAX);
+	snprintf(path, sizeof(path), "fd/%d", fd);
+	if (read_proc_link(io->procfd, p->rec.pid, path, &sb) < 0) {
+		sb_release(&sb);
+		return NULL;
+	}
+	o = ofd_new(sb_str(&sb));
+	sb_release(&sb);
+	o->handle_id = ++io->next_handle_id;
+	o->offset = 0;
+	snprintf(path, sizeof(path), "%d/fdinfo/%d", (int)p->rec.pid, fd);
+	if (read_file_at(io->procfd, path, info, sizeof(info)) > 0) {
+		line = strstr(info, "pos:");
+		if (line)
+			o->offset = strtoll(line + 4, NULL, 10);
+		line = strstr(info, "flags:");
+		if (line)
+			o->flags = (uint32_t)strtoul(line + 6, NULL, 8);
+	}
+	describe_ofd(io, p->rec.pid, fd, o);
+	fdtable_set(fds_of(p), fd, o, (o->flags & O_CLOEXEC) != 0);
+	ofd_put(o);
+	return o;
+}
+
+static struct ofd *lookup_fd(struct iotrace *io, struct process *p, int fd)
+{
+	struct ofd *o = fdtable_get(fds_of(p), fd);
+
+	return o ? o : ofd_from_proc(io, p, fd);
+}
+
+/* The absolute path of (dirfd, name) as the task meant it. */
+static void resolve_at(struct iotrace *io, struct process *p, int dirfd,
+		       const char *name, struct strbuf *out)
+{
+	sb_reset(out);
+	if (name[0] != '/') {
+		const struct ofd *dir =
+			dirfd == AT_FDCWD ? NULL : lookup_fd(io, p, dirfd);
+
+		sb_adds(out, dir ? dir->path : cwd_of(io, p));
+		sb_addc(out, '/');
+	}
+	sb_adds(out, name);
+	if (out->buf)
+		normalise_path(out->buf);
+	out->len = strlen(sb_str(out));
+}
+
+/* Reads the path argument at addr and resolves it; false if unreadable. */
+static bool path_arg(struct iotrace *io, struct tracee *t, int dirfd,
+		     uint64_t addr, struct strbuf *out)
+{
+	char name[PATH_MAX];
+
+	if (tracee_read_str(t->tid, addr, name, sizeof(name)) < 0)
+		return false;
+	resolve_at(io, t->proc, dirfd, name, out);
+	return true;
+}
+
+/* ---- events ------------------------------------------------------- */
+
+/* The thread's CPU times at this stop, from /proc/PID/task/TID/stat. */
+static void thread_times(struct iotrace *io, struct tracee *t, uint64_t *ut,
+			 uint64_t *st)
+{
+	char path[64], buf[1024];
+	struct proc_stat ps;
+	uint64_t tick_us = 1000000 / (uint64_t)sysconf(_SC_CLK_TCK);
+
+	*ut = *st = 0;
+	snprintf(path, sizeof(path), "%d/task/%d/stat", (int)t->proc->rec.pid,
+		 (int)t->tid);
+	if (read_file_at(io->procfd, path, buf, sizeof(buf)) < 0 ||
+	    parse_proc_stat(buf, &ps) < 0)
+		return;
+	*ut = ps.utime_ticks * tick_us;
+	*st = ps.stime_ticks * tick_us;
+}
+
+struct op {
+	char type;
+	int64_t result;
+	const struct ofd *ofd;
+	int64_t offset;
+	uint64_t size;
+	uint32_t flags;
+	const char *path, *path2;
+};
+
+static void emit(struct iotrace *io, struct tracee *t, const struct op *op)
+{
+	struct io_event ev = {
+		.start_us = t->call.start_us,
+		.pid = t->tid,
+		.utime_start_us = t->call.utime_us,
+		.stime_start_us = t->call.stime_us,
+		.type = op->type,
+		.result = op->result,
+		.offset = op->offset,
+		.size = op->size,
+		.flags = op->flags,
+		.path = op->path,
+		.path2 = op->path2,
+	};
+
+	ev.end_us = now_realtime_us();
+	thread_times(io, t, &ev.utime_end_us, &ev.stime_end_us);
+	if (op->ofd) {
+		ev.handle_id = op->ofd->handle_id;
+		ev.inode_id = op->ofd->inode_id;
+	}
+	trace_io(io->sink, &ev);
+}
+
+static bool is_i386(const struct tracee *t)
+{
+	return t->call.arch == AUDIT_ARCH_I386;
+}
+
+/* A 64-bit offset: one register, or two on i386. */
+static int64_t arg_off64(const struct tracee *t, int lo)
+{
+	if (is_i386(t))
+		return (int64_t)((t->call.args[lo] & 0xffffffffu) |
+				 (t->call.args[lo + 1] << 32));
+	return (int64_t)t->call.args[lo];
+}
+
+static int arg_fd(const struct tracee *t, int i)
+{
+	return (int)(int32_t)t->call.args[i];
+}
+
+/* ---- opens and closes --------------------------------------------- */
+
+static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
+		    uint64_t path_addr, uint32_t flags, int64_t ret)
+{
+	struct process *p = t->proc;
+	struct strbuf path;
+	struct ofd *o = NULL;
+	struct op op = { .type = 'O', .result = ret, .flags = flags };
+
+	sb_init(&path, PATH_MAX);
+	if (!path_arg(io, t, dirfd, path_addr, &path)) {
+		sb_release(&path);
+		return;
+	}
+	op.path = sb_str(&path);
+	if (ret >= 0) {
+		o = ofd_new(op.path);
+		o->handle_id = ++io->next_handle_id;
+		o->flags = flags;
+		o->offset = 0;
+		describe_ofd(io, p->rec.pid, (int)ret, o);
+		fdtable_set(fds_of(p), (int)ret, o, (flags & O_CLOEXEC) != 0);
+		op.ofd = o;
+		if (o->traced)
+			emit(io, t, &op);
+		ofd_put(o);
+	} else if (!excluded(io, op.path)) {
+		emit(io, t, &op);
+	}
+	sb_release(&path);
+}
+
+static void close_fd(struct iotrace *io, struct tracee *t, int fd)
+{
+	struct ofd *o = fdtable_take(fds_of(t->proc), fd);
+	struct op op = { .type = 'C', .ofd = o, .offset = -1 };
+
+	if (!o)
+		return;
+	if (o->traced)
+		emit(io, t, &op);
+	ofd_put(o);
+}
+
+static void on_close_range(struct iotrace *io, struct tracee *t)
+{
+	struct fdtable *fds = fds_of(t->proc);
+	unsigned first = (unsigned)t->call.args[0];
+	unsigned last = (unsigned)t->call.args[1];
+	bool cloexec_only = t->call.args[2] & 4; /* CLOSE_RANGE_CLOEXEC */
+
+	for (unsigned fd = first; fd <= last && (int)fd < fds->size; fd++) {
+		if (cloexec_only)
+			fdtable_set_cloexec(fds, (int)fd, true);
+		else
+			close_fd(io, t, (int)fd);
+	}
+}
+
+static void dup_to(struct iotrace *io, struct tracee *t, int oldfd, int newfd,
+		   bool cloexec)
+{
+	struct ofd *o = lookup_fd(io, t->proc, oldfd);
+
+	if (!o || newfd < 0)
+		return;
+	/* dup2 over an open fd closes it silently: no close(2) call, no C
+	 * event (as strace counts it). */
+	fdtable_set(fds_of(t->proc), newfd, o, cloexec);
+}
+
+static void on_fcntl(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	int fd = arg_fd(t, 0);
+	struct ofd *o;
+
+	if (ret < 0)
+		return;
+	switch ((int)t->call.args[1]) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+		dup_to(io, t, fd, (int)ret,
+		       (int)t->call.args[1] == F_DUPFD_CLOEXEC);
+		break;
+	case F_SETFD:
+		fdtable_set_cloexec(fds_of(t->proc), fd,
+				    t->call.args[2] & FD_CLOEXEC);
+		break;
+	case F_SETFL:
+		o = lookup_fd(io, t->proc, fd);
+		if (o)
+			o->flags = (o->flags & ~(uint32_t)O_APPEND) |
+				   ((uint32_t)t->call.args[2] & O_APPEND);
+		break;
+	}
+}
+
+/* ---- data --------------------------------------------------------- */
+
+/* Sum of an iovec array's lengths (iov_len is 32-bit on i386 and x32). */
+static uint64_t iov_total(const struct tracee *t, uint64_t addr, int count)
+{
+	bool narrow = is_i386(t) || t->call.x32;
+	uint64_t total = 0;
+
+	if (count < 0 || count > 1024)
+		return 0;
+	for (int i = 0; i < count; i++) {
+		uint64_t len = 0;
+
+		if (narrow) {
+			uint32_t v[2];
+
+			if (tracee_read(t->tid, addr + (uint64_t)i * 8, v,
+					sizeof(v)))
+				return total;
+			len = v[1];
+		} else {
+			uint64_t v[2];
+
+			if (tracee_read(t->tid, addr + (uint64_t)i * 16, v,
+					sizeof(v)))
+				return total;
+			len = v[1];
+		}
+		total += len;
+	}
+	return total;
+}
+
+/* A read or write at the file position (pos < 0) or at pos. */
+static void on_data(struct iotrace *io, struct tracee *t, char type,
+		    uint64_t size, int64_t pos, int64_t ret)
+{
+	struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+	struct op op = { .type = type, .result = ret, .size = size };
+	bool at_position = pos < 0;
+
+	if (!o || !o->traced)
+		return;
+	op.ofd = o;
+	op.flags = o->flags;
+	op.offset = at_position ? o->offset : pos;
+	if (at_position && type == 'W' && (o->flags & O_APPEND) && ret >= 0) {
+		char link[48];
+		struct stat st;
+
+		/* O_APPEND wrote at the end: where that was, the size says. */
+		snprintf(link, sizeof(link), "%d/fd/%d", (int)t->proc->rec.pid,
+			 arg_fd(t, 0));
+		if (fstatat(io->procfd, link, &st, 0) == 0)
+			op.offset = st.st_size - ret;
+		o->offset = op.offset;
+	}
+	emit(io, t, &op);
+	if (at_position && ret > 0 && o->offset >= 0)
+		o->offset += ret;
+}
+
+/* One side of copy_file_range, sendfile or splice: with a NULL offset
+ * pointer it used and moved the file position; else *off, which the
+ * kernel has advanced by ret when we look at the exit stop. */
+static void transfer_side(struct iotrace *io, struct tracee *t, char type,
+			  int fd, uint64_t off_ptr, uint64_t size, int64_t ret)
+{
+	struct ofd *o = lookup_fd(io, t->proc, fd);
+	struct op op = { .type = type, .result = ret, .size = size, .ofd = o };
+	int64_t pos = 0;
+
+	if (!o || !o->traced)
+		return;
+	op.flags = o->flags;
+	if (!off_ptr) {
+		op.offset = o->offset;
+		if (ret > 0 && o->offset >= 0)
+			o->offset += ret;
+	} else if (tracee_read(t->tid, off_ptr, &pos, sizeof(pos)) == 0) {
+		op.offset = pos - (ret > 0 ? ret : 0);
+	} else {
+		op.offset = -1;
+	}
+	emit(io, t, &op);
+}
+
+static void on_transfer(struct iotrace *io, struct tracee *t, int in_fd,
+			uint64_t in_off, int out_fd, uint64_t out_off,
+			uint64_t size, int64_t ret)
+{
+	transfer_side(io, t, 'R', in_fd, in_off, size, ret);
+	transfer_side(io, t, 'W', out_fd, out_off, size, ret);
+}
+
+static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+	struct op op = { .type = 'L', .result = ret };
+
+	if (!o)
+		return;
+	/* i386 _llseek returns the position through a pointer. */
+	if (is_i386(t) && t->call.args[3] && ret == 0 && t->call.args[4] <= 4) {
+		int64_t pos;
+
+		if (tracee_read(t->tid, t->call.args[3], &pos, sizeof(pos)) ==
+		    0)
+			ret = op.result = pos;
+	}
+	if (ret >= 0)
+		o->offset = ret;
+	if (!o->traced)
+		return;
+	op.ofd = o;
+	op.offset = ret;
+	op.flags = o->flags;
+	emit(io, t, &op);
+}
+
+/* ---- names -------------------------------------------------------- */
+
+static void on_path_op(struct iotrace *io, struct tracee *t, char type,
+		       int dirfd, uint64_t addr, int64_t ret, uint64_t size)
+{
+	struct strbuf path;
+	struct op op = {
+		.type = type, .result = ret, .offset = -1, .size = size
+	};
+
+	sb_init(&path, PATH_MAX);
+	if (path_arg(io, t, dirfd, addr, &path) &&
+	    !excluded(io, sb_str(&path))) {
+		op.path = sb_str(&path);
+		emit(io, t, &op);
+	}
+	sb_release(&path);
+}
+
+static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
+			 int dirfd1, uint64_t a1, int dirfd2, uint64_t a2,
+			 int64_t ret)
+{
+	struct strbuf from, to;
+	struct op op = { .type = type, .result = ret, .offset = -1 };
+
+	sb_init(&from, PATH_MAX);
+	sb_init(&to, PATH_MAX);
+	if (path_arg(io, t, dirfd2, a2, &to)) {
+		/* symlink's target is a string, not a path of the task. */
+		if (type == 'H' && dirfd1 == -1) {
+			char target[PATH_MAX];
+
+			if (tracee_read_str(t->tid, a1, target,
+					    sizeof(target)) >= 0)
+				sb_adds(&from, target);
+		} else {
+			path_arg(io, t, dirfd1, a1, &from);
+		}
+		op.path = sb_str(&from);
+		op.path2 = sb_str(&to);
+		if (!excluded(io, op.path2))
+			emit(io, t, &op);
+	}
+	sb_release(&from);
+	sb_release(&to);
+}
+
+static void on_stat_fd(struct iotrace *io, struct tracee *t, int fd,
+		       int64_t ret)
+{
+	struct ofd *o = lookup_fd(io, t->proc, fd);
+	struct op op = { .type = 'S', .result = ret, .offset = -1, .ofd = o };
+
+	if (o && o->traced) {
+		op.path = o->path;
+		emit(io, t, &op);
+	}
+}
+
+static void on_exec(struct iotrace *io, struct tracee *t, int dirfd,
+		    uint64_t addr, int64_t ret)
+{
+	on_path_op(io, t, 'X', dirfd, addr, ret, 0);
+	if (ret == 0) {
+		fdtable_exec(fds_of(t->proc));
+	}
+}
+
+static void on_chdir(struct tracee *t, int64_t ret)
+{
+	if (ret != 0)
+		return;
+	free(t->proc->cwd_cache);
+	t->proc->cwd_cache = NULL;
+}
+
+static void on_mmap(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 4));
+	struct op op = { .type = 'M',
+			 .result = ret,
+			 .ofd = o,
+			 .size = t->call.args[1],
+			 .flags = (uint32_t)t->call.args[2] };
+
+	if (!o || !o->traced)
+		return;
+	op.offset = (int64_t)t->call.args[5];
+	if (is_i386(t))
+		op.offset *= 4096; /* mmap2 counts pages */
+	emit(io, t, &op);
+}
+
+/* ---- dispatch ----------------------------------------------------- */
+
+bool iotrace_entry(struct iotrace *io, struct tracee *t,
+		   const struct ptrace_syscall_info *si)
+{
+	uint32_t data = si->seccomp.ret_data;
+
+	io->syscall_stops++;
+	t->call.id = (uint16_t)(data & SC_DATA_ID_MASK);
+	t->call.arch = si->arch;
+	t->call.x32 = si->arch == AUDIT_ARCH_X86_64 &&
+		      (si->seccomp.nr & 0x40000000u); /* __X32_SYSCALL_BIT */
+	memcpy(t->call.args, si->seccomp.args, sizeof(t->call.args));
+	t->call.start_us = now_realtime_us();
+	thread_times(io, t, &t->call.utime_us, &t->call.stime_us);
+	switch (t->call.id) {
+	case SC_CLOSE:
+		close_fd(io, t, arg_fd(t, 0));
+		break;
+	case SC_CLOSE_RANGE:
+		on_close_range(io, t);
+		break;
+	case SC_IO_URING_SETUP:
+	case SC_IO_URING_ENTER:
+		io->used_io_uring = true;
+		break;
+	}
+	return (data & SC_DATA_NEEDS_EXIT) && t->call.id != SC_UNKNOWN;
+}
+
+static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	const uint64_t *a = t->call.args;
+
+	switch (t->call.id) {
+	case SC_OPEN:
+		on_open(io, t, AT_FDCWD, a[0], (uint32_t)a[1], ret);
+		break;
+	case SC_CREAT:
+		on_open(io, t, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC,
+			ret);
+		break;
+	case SC_OPENAT:
+		on_open(io, t, arg_fd(t, 0), a[1], (uint32_t)a[2], ret);
+		break;
+	case SC_OPENAT2: {
+		uint64_t how_flags = 0;
+
+		tracee_read(t->tid, a[2], &how_flags, sizeof(how_flags));
+		on_open(io, t, arg_fd(t, 0), a[1], (uint32_t)how_flags, ret);
+		break;
+	}
+	case SC_DUP:
+		dup_to(io, t, arg_fd(t, 0), (int)ret, false);
+		break;
+	case SC_DUP2:
+	case SC_DUP3:
+		if (ret >= 0)
+			dup_to(io, t, arg_fd(t, 0), (int)ret,
+			       t->call.id == SC_DUP3 && (a[2] & O_CLOEXEC));
+		break;
+	case SC_FCNTL:
+		on_fcntl(io, t, ret);
+		break;
+	case SC_EXECVE:
+		on_exec(io, t, AT_FDCWD, a[0], ret);
+		break;
+	case SC_EXECVEAT:
+		on_exec(io, t, arg_fd(t, 0), a[1], ret);
+		break;
+	default:
+		break;
+	}
+}
+
+static void exit_names(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	const uint64_t *a = t->call.args;
+
+	switch (t->call.id) {
+	case SC_UNLINK:
+	case SC_RMDIR:
+		on_path_op(io, t, 'U', AT_FDCWD, a[0], ret, 0);
+		break;
+	case SC_UNLINKAT:
+		on_path_op(io, t, 'U', arg_fd(t, 0), a[1], ret, 0);
+		break;
+	case SC_MKDIR:
+		on_path_op(io, t, 'D', AT_FDCWD, a[0], ret, 0);
+		break;
+	case SC_MKDIRAT:
+		on_path_op(io, t, 'D', arg_fd(t, 0), a[1], ret, 0);
+		break;
+	case SC_RENAME:
+		on_two_paths(io, t, 'N', AT_FDCWD, a[0], AT_FDCWD, a[1], ret);
+		break;
+	case SC_RENAMEAT:
+	case SC_RENAMEAT2:
+		on_two_paths(io, t, 'N', arg_fd(t, 0), a[1], arg_fd(t, 2), a[3],
+			     ret);
+		break;
+	case SC_LINK:
+		on_two_paths(io, t, 'H', AT_FDCWD, a[0], AT_FDCWD, a[1], ret);
+		break;
+	case SC_LINKAT:
+		on_two_paths(io, t, 'H', arg_fd(t, 0), a[1], arg_fd(t, 2), a[3],
+			     ret);
+		break;
+	case SC_SYMLINK:
+		on_two_paths(io, t, 'H', -1, a[0], AT_FDCWD, a[1], ret);
+		break;
+	case SC_SYMLINKAT:
+		on_two_paths(io, t, 'H', -1, a[0], arg_fd(t, 1), a[2], ret);
+		break;
+	case SC_TRUNCATE:
+		on_path_op(io, t, 'T', AT_FDCWD, a[0], ret,
+			   (uint64_t)arg_off64(t, 1));
+		break;
+	case SC_CHDIR:
+	case SC_FCHDIR:
+		on_chdir(t, ret);
+		break;
+	default:
+		exit_files(io, t, ret);
+	}
+}
+
+static void exit_meta(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	const uint64_t *a = t->call.args;
+
+	switch (t->call.id) {
+	case SC_STAT:
+	case SC_LSTAT:
+	case SC_ACCESS:
+		on_path_op(io, t, 'S', AT_FDCWD, a[0], ret, 0);
+		break;
+	case SC_FSTATAT:
+	case SC_STATX:
+	case SC_FACCESSAT:
+	case SC_FACCESSAT2: {
+		char first = 0;
+		bool empty =
+			t->call.id != SC_FACCESSAT &&
+			(a[t->call.id == SC_FSTATAT ? 3 : 2] & AT_EMPTY_PATH) &&
+			tracee_read(t->tid, a[1], &first, 1) == 0 && first == 0;
+
+		if (empty)
+			on_stat_fd(io, t, arg_fd(t, 0), ret);
+		else
+			on_path_op(io, t, 'S', arg_fd(t, 0), a[1], ret, 0);
+		break;
+	}
+	case SC_FTRUNCATE: {
+		struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+		struct op op = { .type = 'T',
+				 .result = ret,
+				 .ofd = o,
+				 .offset = -1,
+				 .size = (uint64_t)arg_off64(t, 1) };
+
+		if (o && o->traced)
+			emit(io, t, &op);
+		break;
+	}
+	case SC_MMAP:
+		on_mmap(io, t, ret);
+		break;
+	default:
+		exit_names(io, t, ret);
+	}
+}
+
+void iotrace_exit(struct iotrace *io, struct tracee *t,
+		  const struct ptrace_syscall_info *si)
+{
+	const uint64_t *a = t->call.args;
+	int64_t ret = si->exit.rval;
+
+	io->syscall_stops++;
+	switch (t->call.id) {
+	case SC_READ:
+		on_data(io, t, 'R', a[2], -1, ret);
+		break;
+	case SC_WRITE:
+		on_data(io, t, 'W', a[2], -1, ret);
+		break;
+	case SC_PREAD:
+		on_data(io, t, 'R', a[2], arg_off64(t, 3), ret);
+		break;
+	case SC_PWRITE:
+		on_data(io, t, 'W', a[2], arg_off64(t, 3), ret);
+		break;
+	case SC_READV:
+		on_data(io, t, 'R', iov_total(t, a[1], (int)a[2]), -1, ret);
+		break;
+	case SC_WRITEV:
+		on_data(io, t, 'W', iov_total(t, a[1], (int)a[2]), -1, ret);
+		break;
+	case SC_PREADV:
+	case SC_PREADV2:
+		on_data(io, t, 'R', iov_total(t, a[1], (int)a[2]),
+			arg_off64(t, 3), ret);
+		break;
+	case SC_PWRITEV:
+	case SC_PWRITEV2:
+		on_data(io, t, 'W', iov_total(t, a[1], (int)a[2]),
+			arg_off64(t, 3), ret);
+		break;
+	case SC_LSEEK:
+		on_lseek(io, t, ret);
+		break;
+	case SC_COPY_FILE_RANGE:
+	case SC_SPLICE:
+		on_transfer(io, t, arg_fd(t, 0), a[1], arg_fd(t, 2), a[3], a[4],
+			    ret);
+		break;
+	case SC_SENDFILE:
+		on_transfer(io, t, arg_fd(t, 1), a[2], arg_fd(t, 0), 0, a[3],
+			    ret);
+		break;
+	case SC_FSYNC:
+	case SC_FDATASYNC: {
+		struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+		struct op op = {
+			.type = 'F', .result = ret, .ofd = o, .offset = -1
+		};
+
+		if (o && o->traced)
+			emit(io, t, &op);
+		break;
+	}
+	default:
+		exit_meta(io, t, ret);
+	}
+}
+
+void iotrace_fork(struct process *parent, struct process *child)
+{
+	if (child->fds || !parent->fds)
+		return;
+	child->fds = fdtable_copy(parent->fds);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Syscall decoding for the files and full levels: turns a traced syscall's
+ * entry and exit into io_events, keeping each process's fd table, so that
+ * every operation carries its file's path, handle id, inode id and offset.
+ */
+#ifndef IOWRAP_IOTRACE_H
+#define IOWRAP_IOTRACE_H
+
+#include <linux/ptrace.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "process.h"
+#include "trace.h"
+
+struct inode_key {
+	uint64_t dev, ino, id;
+};
+
+struct iotrace {
+	struct trace_sink *sink;
+	int procfd;
+	uint64_t next_handle_id, next_inode_id;
+	struct inode_key *inodes; /* open addressing on (dev, ino) */
+	size_t inode_mask, inode_count;
+	const char *const *exclude; /* path prefixes not traced */
+	uint64_t syscall_stops;
+	bool used_io_uring;
+};
+
+void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd);
+void iotrace_release(struct iotrace *io);
+/* At the seccomp stop; returns true if the exit stop is wanted. */
+bool iotrace_entry(struct iotrace *io, struct tracee *t,
+		   const struct ptrace_syscall_info *si);
+void iotrace_exit(struct iotrace *io, struct tracee *t,
+		  const struct ptrace_syscall_info *si);
+/* fork/vfork: the child starts with a copy of its parent's fd table. */
+void iotrace_fork(struct process *parent, struct process *child);
+
+#endif

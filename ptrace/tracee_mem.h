@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading a stopped tracee's memory: bounded, and hostile-safe (a bad
+ * pointer is an error, never a crash or an unbounded read). */
+#ifndef IOWRAP_TRACEE_MEM_H
+#define IOWRAP_TRACEE_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Copies len bytes from addr; 0 or -errno. */
+int tracee_read(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* Copies a NUL-terminated string of at most size-1 bytes; returns its
+ * length, or -errno (-ENAMETOOLONG if it does not end in size). */
+ssize_t tracee_read_str(pid_t tid, uint64_t addr, char *buf, size_t size);
+
+#endif

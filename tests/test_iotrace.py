@@ -1,0 +1,202 @@
+"""I/O tracing (--level files/full): io.csv against strace -f on the same
+commands, and against the files themselves."""
+import collections
+import csv
+import glob
+import io
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import IOWRAP, run_iowrap
+
+TRACED = ("open,openat,creat,close,read,write,pread64,pwrite64,readv,writev,"
+          "lseek,copy_file_range,sendfile,splice")
+LINE = re.compile(r"^(\w+)\((.*)\) += (-?\d+)")
+FD_PATH = re.compile(r"^(-?\d+)<([^>]*)>")
+
+
+def strace_ops(cmd, workdir, tmp_path):
+    """path -> Counter of op kinds and bytes, from strace -ff -y."""
+    prefix = tmp_path / "st"
+    subprocess.run(["strace", "-ff", "-qq", "-y", "-s", "0", "-e",
+                    f"trace={TRACED}", "-e", "signal=none", "-o",
+                    str(prefix)] + cmd, check=True, capture_output=True,
+                   cwd=workdir)
+    ops = collections.defaultdict(collections.Counter)
+    for log in glob.glob(f"{prefix}.*"):
+        for line in open(log, errors="surrogateescape"):
+            m = LINE.match(line)
+            if not m:
+                continue
+            name, args, ret = m.group(1), m.group(2), int(m.group(3))
+            if name in ("open", "openat", "creat"):
+                fd = re.search(r"= (\d+)<([^>]*)>", line)
+                if fd and fd.group(2).startswith(str(workdir)):
+                    ops[fd.group(2)]["O"] += 1
+                continue
+            arg0 = FD_PATH.match(args)
+            if name in ("copy_file_range", "splice", "sendfile"):
+                fds = re.findall(r"(\d+)<([^>]*)>", args)
+                src, dst = (fds[1], fds[0]) if name == "sendfile" else \
+                    (fds[0], fds[1])
+                for kind, (_, path) in (("R", src), ("W", dst)):
+                    if path.startswith(str(workdir)):
+                        ops[path][kind] += 1
+                        ops[path][kind + "bytes"] += max(ret, 0)
+                continue
+            if not arg0 or not arg0.group(2).startswith(str(workdir)):
+                continue
+            path = arg0.group(2)
+            kind = {"close": "C", "lseek": "L"}.get(name)
+            if kind is None:
+                kind = "R" if name.startswith(("read", "pread")) else "W"
+                ops[path][kind + "bytes"] += max(ret, 0)
+            ops[path][kind] += 1
+    return ops
+
+
+def iowrap_ops(trace, workdir):
+    data = (trace.dir / "io.csv").read_bytes().decode("utf-8",
+                                                     "surrogateescape")
+    rows = list(csv.DictReader(io.StringIO(data, newline="")))
+    handle_path = {}
+    for r in rows:
+        if r["type"] == "O" and int(r["result"]) >= 0:
+            handle_path[r["handle"]] = r["path"]
+    ops = collections.defaultdict(collections.Counter)
+    for r in rows:
+        path = handle_path.get(r["handle"]) if r["handle"] != "0" else None
+        if not path or not path.startswith(str(workdir)):
+            continue
+        t = r["type"]
+        if t in "OCLRW":
+            ops[path][t] += 1
+        if t in "RW":
+            ops[path][t + "bytes"] += max(int(r["result"]), 0)
+    return ops, rows
+
+
+PROGRAMS = {
+    "cat": "cat src.bin src.bin > cat.out",
+    "cp": "cp src.bin cp.out",
+    "dd": "dd if=src.bin of=dd.out bs=4096 2>/dev/null",
+    "gzip": "gzip -1 -c src.bin > src.gz && gzip -dc src.gz > back.bin",
+    "tar": "tar -cf t.tar src.bin text.txt && mkdir -p x && "
+           "tar -xf t.tar -C x",
+    "sort": "sort -S 64k -T . text.txt > sorted.txt",
+    "pipeline": "exec 3< text.txt; head -c 100 <&3 > a.txt; "
+                "cat <&3 >> a.txt; exec 3<&-; wc -c < a.txt > n.txt",
+}
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    d = tmp_path / "w"
+    d.mkdir()
+    (d / "src.bin").write_bytes(os.urandom(300000))
+    (d / "text.txt").write_text(
+        "".join(f"{(i * 7919) % 100003} line {i}\n" for i in range(30000)))
+    return d
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_same_files_ops_and_bytes_as_strace(name, workdir, tmp_path):
+    cmd = ["sh", "-c", PROGRAMS[name]]
+    oracle = strace_ops(cmd, workdir, tmp_path)
+    # Outputs again from scratch for the traced run.
+    for f in os.listdir(workdir):
+        if f not in ("src.bin", "text.txt"):
+            subprocess.run(["rm", "-rf", str(workdir / f)], check=True)
+    t = run_iowrap(["--level", "full", "--"] + cmd, outdir=tmp_path / "t",
+                   cwd=workdir)
+    assert t.returncode == 0, t.stderr
+    got, rows = iowrap_ops(t, workdir)
+    assert split_temp(got) == split_temp(oracle)
+    assert t.summary["tracing"]["level"] == "full"
+
+
+def split_temp(ops):
+    """sort's temporary files have random names: compare them as a
+    multiset of per-file counters, the rest by path."""
+    named, temp = {}, []
+    for path, counter in ops.items():
+        if re.search(r"/sort\w{6}$", path):
+            temp.append(sorted(counter.items()))
+        else:
+            named[path] = dict(counter)
+    return named, sorted(temp)
+
+
+def test_offsets_follow_the_file_position(workdir, tmp_path):
+    """Sequential reads by dd: each R starts where the last one ended;
+    the bytes written equal the file."""
+    t = run_iowrap(["--level", "full", "--", "dd", "if=src.bin",
+                    "of=out.bin", "bs=4096"], outdir=tmp_path / "t",
+                   cwd=workdir)
+    assert t.returncode == 0
+    _, rows = iowrap_ops(t, workdir)
+    handles = {r["handle"]: r["path"] for r in rows if r["type"] == "O"}
+    for path in (str(workdir / "src.bin"), str(workdir / "out.bin")):
+        h = [k for k, v in handles.items() if v == path]
+        assert len(h) == 1
+        ops = [r for r in rows if r["handle"] == h[0] and r["type"] in "RW"]
+        pos = 0
+        for r in ops:
+            assert int(r["offset"]) == pos
+            pos += int(r["result"])
+        assert pos == 300000
+    assert (workdir / "out.bin").read_bytes() == \
+        (workdir / "src.bin").read_bytes()
+
+
+def test_paths_match_the_kernels_view(workdir, tmp_path):
+    """Relative paths, .. and a dirfd resolve to the path the kernel has
+    for the open fd (/proc/PID/fd/N, here printed by the task itself)."""
+    (workdir / "sub").mkdir()
+    script = ("import os\n"
+              "os.chdir('sub')\n"
+              "fd = os.open('../text.txt', os.O_RDONLY)\n"
+              "d = os.open('..', os.O_RDONLY | os.O_DIRECTORY)\n"
+              "fd2 = os.open('src.bin', os.O_RDONLY, dir_fd=d)\n"
+              "print(os.readlink(f'/proc/self/fd/{fd}'))\n"
+              "print(os.readlink(f'/proc/self/fd/{fd2}'))\n")
+    t = run_iowrap(["--level", "files", "--", "/usr/bin/python3", "-c",
+                    script], outdir=tmp_path / "t", cwd=workdir)
+    assert t.returncode == 0, t.stderr
+    kernel = t.stdout.split()
+    data = (t.dir / "io.csv").read_text()
+    opens = [r["path"] for r in csv.DictReader(io.StringIO(data))
+             if r["type"] == "O" and r["path"].startswith(str(workdir))]
+    assert kernel == [str(workdir / "text.txt"), str(workdir / "src.bin")]
+    assert opens == [str(workdir / "text.txt"), str(workdir),
+                     str(workdir / "src.bin")]
+
+
+def test_files_level_has_no_reads(workdir, tmp_path):
+    t = run_iowrap(["--level", "files", "--", "cat", "src.bin"],
+                   outdir=tmp_path / "t", cwd=workdir,
+                   capture_output=False, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE)
+    assert t.returncode == 0
+    types = {r["type"] for r in csv.DictReader(open(t.dir / "io.csv"))}
+    assert "R" not in types and "W" not in types
+    assert "O" in types and "C" in types
+
+
+def test_no_wait_orphans_refused_with_a_filter(tmp_path):
+    p = subprocess.run([str(IOWRAP), "--level", "files",
+                        "--no-wait-orphans", "--", "true"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 125
+    assert "--no-wait-orphans needs --level summary" in p.stderr
+
+
+def test_summary_level_writes_no_io_csv(tmp_path):
+    t = run_iowrap(["true"], outdir=tmp_path / "t")
+    assert sorted(os.listdir(t.dir)) == ["procs.csv", "summary.json"]
+    assert t.summary["tracing"]["level"] == "summary"
+    assert t.summary["tracing"]["syscall_stops"] == 0
