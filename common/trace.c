@@ -71,23 +71,31 @@ static void open_failed(struct trace_sink *ts, const char *name, int err)
 		      ts->dir.path, name, strerror(-err));
 }
 
+/* Creates one CSV file of the trace and writes its header row. */
+static void open_csv(struct trace_sink *ts, struct tracefile *tf,
+		     const char *name, const char *header)
+{
+	struct strbuf sb;
+	int err = tf_open(tf, &ts->dir, name);
+
+	if (err) {
+		open_failed(ts, name, err);
+		return;
+	}
+	sb_init(&sb, 0);
+	sb_adds(&sb, header);
+	tf_put(tf, &sb);
+	sb_release(&sb);
+}
+
 int trace_open(struct trace_sink *ts, const char *dir, bool force,
 	       struct strbuf *why)
 {
-	struct strbuf header;
 	int err = outdir_create(&ts->dir, dir, force, why);
 
 	if (err)
 		return err;
-	err = tf_open(&ts->procs, &ts->dir, "procs.csv");
-	if (err) {
-		open_failed(ts, "procs.csv", err);
-		return 0;
-	}
-	sb_init(&header, 0);
-	sb_adds(&header, procs_header);
-	tf_put(&ts->procs, &header);
-	sb_release(&header);
+	open_csv(ts, &ts->procs, "procs.csv", procs_header);
 	ts->last_flush_us = now_monotonic_us();
 	return 0;
 }
@@ -104,20 +112,8 @@ static const char io_header[] =
 
 void trace_open_io(struct trace_sink *ts)
 {
-	struct strbuf header;
-	int err;
-
-	if (!trace_has_dir(ts))
-		return;
-	err = tf_open(&ts->io, &ts->dir, "io.csv");
-	if (err) {
-		open_failed(ts, "io.csv", err);
-		return;
-	}
-	sb_init(&header, 0);
-	sb_adds(&header, io_header);
-	tf_put(&ts->io, &header);
-	sb_release(&header);
+	if (trace_has_dir(ts))
+		open_csv(ts, &ts->io, "io.csv", io_header);
 }
 
 static void add_sep(struct strbuf *sb)
