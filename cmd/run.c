@@ -27,8 +27,13 @@
 #include "tracer.h"
 #include "util.h"
 
+#define MAX_PREFIXES 64
+
 struct run_options {
 	const char *output;
+	const char *include[MAX_PREFIXES + 1];
+	const char *exclude[MAX_PREFIXES + 1];
+	size_t ninclude, nexclude;
 	enum trace_level level;
 	bool force;
 	bool strict;
@@ -48,6 +53,9 @@ static const char usage_text[] =
 	"  -l, --level LEVEL    summary: processes only (default); files: also\n"
 	"                       opens, closes, metadata; full: also every read,\n"
 	"                       write, seek and sync (io.csv)\n"
+	"      --include PREFIX trace only files under PREFIX (repeatable)\n"
+	"      --exclude PREFIX do not trace files under PREFIX (repeatable;\n"
+	"                       /proc, /sys and /dev always)\n"
 	"      --strict         exit 125 instead of running the task untraced\n"
 	"                       when ptrace cannot be used\n"
 	"      --no-wait-orphans  stop tracing when the main process exits;\n"
@@ -58,7 +66,26 @@ static const char usage_text[] =
 	"Exit status: the task's own (128+N if it died of signal N); 125 iowrap\n"
 	"failed before the task ran, 126 COMMAND not executable, 127 not found.\n";
 
-enum { OPT_STRICT = 256, OPT_NO_WAIT_ORPHANS };
+static int usage_error(const char *fmt, const char *arg);
+
+enum { OPT_STRICT = 256, OPT_NO_WAIT_ORPHANS, OPT_INCLUDE, OPT_EXCLUDE };
+
+/* Paths under /proc, /sys and /dev are not traced unless included. */
+static const char *const default_exclude[] = { "/proc", "/sys", "/dev" };
+
+static int add_prefix(const char **list, size_t *n, const char *prefix)
+{
+	if (prefix[0] != '/')
+		return usage_error("'%s' is not an absolute path prefix",
+				   prefix);
+	if (*n >= MAX_PREFIXES)
+		return usage_error(
+			"%s",
+			"too many --include/--exclude prefixes (64 each)");
+	list[(*n)++] = prefix;
+	list[*n] = NULL;
+	return -1;
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -76,6 +103,8 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "level", required_argument, NULL, 'l' },
+		{ "include", required_argument, NULL, OPT_INCLUDE },
+		{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "no-wait-orphans", no_argument, NULL, OPT_NO_WAIT_ORPHANS },
 		{ "help", no_argument, NULL, 'h' },
@@ -86,6 +115,8 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->wait_orphans = true;
+	for (size_t i = 0; i < ARRAY_SIZE(default_exclude); i++)
+		o->exclude[o->nexclude++] = default_exclude[i];
 	opterr = 0;
 	/* '+': the first non-option is the command; its options are its own. */
 	while ((c = getopt_long(argc, argv, "+:o:fl:hV", longopts, NULL)) !=
@@ -106,6 +137,14 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			break;
 		case OPT_STRICT:
 			o->strict = true;
+			break;
+		case OPT_INCLUDE:
+			if (add_prefix(o->include, &o->ninclude, optarg) >= 0)
+				return EXIT_IOWRAP_FAILED;
+			break;
+		case OPT_EXCLUDE:
+			if (add_prefix(o->exclude, &o->nexclude, optarg) >= 0)
+				return EXIT_IOWRAP_FAILED;
 			break;
 		case OPT_NO_WAIT_ORPHANS:
 			o->wait_orphans = false;
@@ -257,6 +296,8 @@ static void run_traced(struct run_state *st, struct launch *l)
 	struct tracer_config cfg = {
 		.wait_orphans = st->opt.wait_orphans,
 		.level = st->opt.level,
+		.include = st->opt.include,
+		.exclude = st->opt.exclude,
 		.sink = &st->sink,
 		.cgroups = &st->cgroups,
 		.tick = &signals_tick,

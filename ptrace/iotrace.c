@@ -21,14 +21,14 @@
 #define AT_EMPTY_PATH 0x1000
 #endif
 
-static const char *const default_exclude[] = { "/proc", "/sys", "/dev", NULL };
-
-void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd)
+void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
+		  const char *const *include, const char *const *exclude)
 {
 	memset(io, 0, sizeof(*io));
 	io->sink = sink;
 	io->procfd = procfd;
-	io->exclude = default_exclude;
+	io->include = include;
+	io->exclude = exclude;
 	io->inode_mask = 1023;
 	io->inodes = xcalloc(io->inode_mask + 1, sizeof(*io->inodes));
 }
@@ -133,15 +133,28 @@ static struct fdtable *fds_of(struct process *p)
 	return p->fds;
 }
 
+static bool under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	return strncmp(path, prefix, n) == 0 &&
+	       (path[n] == '/' || path[n] == '\0' || n == 1);
+}
+
+/* Decided once per open, so a filtered handle costs nothing later. */
 static bool excluded(const struct iotrace *io, const char *path)
 {
-	for (size_t i = 0; io->exclude[i]; i++) {
-		size_t n = strlen(io->exclude[i]);
+	bool included = !io->include || !io->include[0];
 
-		if (strncmp(path, io->exclude[i], n) == 0 &&
-		    (path[n] == '/' || path[n] == '\0'))
+	for (size_t i = 0; io->include && io->include[i]; i++)
+		included |= under(path, io->include[i]);
+	if (!included)
+		return true;
+	for (size_t i = 0; io->exclude && io->exclude[i]; i++)
+		if (under(path, io->exclude[i]))
 			return true;
-	}
 	return false;
 }
 

@@ -24,12 +24,14 @@ struct iotrace {
 	uint64_t next_handle_id, next_inode_id;
 	struct inode_key *inodes; /* open addressing on (dev, ino) */
 	size_t inode_mask, inode_count;
+	const char *const *include; /* NULL-terminated; empty: everything */
 	const char *const *exclude; /* path prefixes not traced */
 	uint64_t syscall_stops;
 	bool used_io_uring;
 };
 
-void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd);
+void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
+		  const char *const *include, const char *const *exclude);
 void iotrace_release(struct iotrace *io);
 /* At the seccomp stop; returns true if the exit stop is wanted. */
 bool iotrace_entry(struct iotrace *io, struct tracee *t,

@@ -305,7 +305,8 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	if (cfg->level != LEVEL_SUMMARY) {
 		tr.io_on = true;
 		tr.seccomp_before_sysentry = seccomp_stop_before_sysentry();
-		iotrace_init(&tr.io, cfg->sink, procfd);
+		iotrace_init(&tr.io, cfg->sink, procfd, cfg->include,
+			     cfg->exclude);
 		trace_open_io(cfg->sink);
 	}
 	tracee_get(&tr.table, main_pid, getpid());

@@ -19,6 +19,8 @@
 struct tracer_config {
 	bool wait_orphans;
 	enum trace_level level;
+	const char *const *include; /* path prefixes, NULL-terminated */
+	const char *const *exclude;
 	struct trace_sink *sink;
 	struct cgroup_resolver *cgroups;
 	/* Set from a signal handler: time to flush the trace. */

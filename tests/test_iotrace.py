@@ -200,3 +200,28 @@ def test_summary_level_writes_no_io_csv(tmp_path):
     assert sorted(os.listdir(t.dir)) == ["procs.csv", "summary.json"]
     assert t.summary["tracing"]["level"] == "summary"
     assert t.summary["tracing"]["syscall_stops"] == 0
+
+
+def test_include_and_exclude(workdir, tmp_path):
+    (workdir / "skip").mkdir()
+    (workdir / "skip" / "f").write_text("x" * 100)
+    cmd = ["sh", "-c", "cat text.txt skip/f /etc/hostname > out.txt"]
+    t = run_iowrap(["--level", "full", "--include", str(workdir),
+                    "--exclude", str(workdir / "skip"), "--"] + cmd,
+                   outdir=tmp_path / "t", cwd=workdir)
+    assert t.returncode == 0
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    opened = sorted({r["path"] for r in rows if r["type"] == "O"})
+    assert opened == [str(workdir / "out.txt"), str(workdir / "text.txt")]
+    assert all(r["path"].startswith(str(workdir)) or r["path"] == ""
+               for r in rows)
+    assert not any(r["path"].startswith(str(workdir / "skip"))
+                   for r in rows)
+
+
+def test_relative_prefix_is_refused(tmp_path):
+    p = subprocess.run([str(IOWRAP), "--include", "data", "--", "true"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 125
+    assert p.stderr == ("iowrap: 'data' is not an absolute path prefix; "
+                        "see iowrap --help\n")
