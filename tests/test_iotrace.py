@@ -225,3 +225,23 @@ def test_relative_prefix_is_refused(tmp_path):
     assert p.returncode == 125
     assert p.stderr == ("iowrap: 'data' is not an absolute path prefix; "
                         "see iowrap --help\n")
+
+
+def test_offsets_of_every_kind_of_access(tmp_path):
+    """pread/pwrite leave the position alone, dup and fork share it,
+    O_APPEND writes at the end, sendfile moves the source's position:
+    the program prints what it did, io.csv must say the same."""
+    from conftest import helper
+    target = tmp_path / "data.bin"
+    t = run_iowrap(["--level", "full", "--", helper("fileops"), str(target)],
+                   outdir=tmp_path / "t")
+    assert t.returncode == 0, t.stderr
+    want = [tuple(line.split()) for line in t.stdout.splitlines()]
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    handles = {r["handle"] for r in rows
+               if r["type"] == "O" and r["path"] == str(target)}
+    assert len(handles) == 2
+    got = [(r["type"], r["offset"], r["size"], r["result"]) for r in rows
+           if r["handle"] in handles and r["type"] in "RWLTF"]
+    assert got == want
+    assert target.stat().st_size == 6000

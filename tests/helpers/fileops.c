@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+/* fileops FILE: file operations whose offsets a tracer must get right
+ * (pread/pwrite, lseek, readv/writev, dup and fork sharing a position,
+ * O_APPEND, sendfile).  Prints the operations it made on FILE, one per
+ * line: TYPE OFFSET SIZE RESULT, the oracle for io.csv. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char buf[8192];
+
+static void out(char type, long long off, long long size, long long res)
+{
+	printf("%c %lld %lld %lld\n", type, off, size, res);
+}
+
+int main(int argc, char **argv)
+{
+	struct iovec iov[2] = { { buf, 30 }, { buf + 30, 40 } };
+	int fd, fd2, fd3;
+	pid_t pid;
+
+	if (argc != 2)
+		return 2;
+	memset(buf, 'a', sizeof(buf));
+	fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
+	out('W', 0, 1000, write(fd, buf, 1000));
+	out('W', 5000, 100, pwrite(fd, buf, 100, 5000));
+	out('L', 10, 0, lseek(fd, 10, SEEK_SET));
+	out('R', 10, 50, read(fd, buf, 50));
+	out('R', 4990, 20, pread(fd, buf, 20, 4990));
+	out('R', 60, 70, readv(fd, iov, 2));
+	fd2 = dup(fd);
+	out('R', 130, 10, read(fd2, buf, 10));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		out('R', 140, 5, read(fd, buf, 5));
+		return 0;
+	}
+	waitpid(pid, NULL, 0);
+	out('R', 145, 5, read(fd, buf, 5));
+	close(fd2);
+	fd3 = open(argv[1], O_WRONLY | O_APPEND);
+	out('W', 5100, 7, write(fd3, buf, 7));
+	iov[0].iov_len = 3;
+	iov[1].iov_len = 4;
+	out('W', 5107, 7, writev(fd3, iov, 2));
+	/* sendfile into another file: an R here at fd's position. */
+	fd2 = open("/dev/null", O_WRONLY);
+	out('R', 150, 25, sendfile(fd2, fd, NULL, 25));
+	close(fd2);
+	out('T', -1, 6000, ftruncate(fd, 6000));
+	out('F', -1, 0, fsync(fd));
+	close(fd3);
+	close(fd);
+	return 0;
+}
