@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,13 +49,15 @@ static void exec_as_script(const char *path, char *const argv[])
 static void child(struct launch *l, const char *path, char *const argv[],
 		  int go_fd, int err_fd)
 {
-	char go = 0;
+	struct pollfd pfd = { .fd = go_fd, .events = POLLIN };
 	int note;
 
-	while (read(go_fd, &go, 1) < 0 && errno == EINTR)
+	/* EOF alone means go; a byte means do not run.  poll() and not read():
+	 * a read would count in the task's rchar. */
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
 		;
 	close(go_fd);
-	if (go != 'G')
+	if (pfd.revents & POLLIN || !(pfd.revents & POLLHUP))
 		_exit(EXIT_IOWRAP_FAILED);
 	signals_restore_for_child();
 	note = l->before_exec ? l->before_exec(l->hook_arg) : 0;
@@ -103,9 +106,8 @@ int launch_prepare(struct launch *l, const char *path, char *const argv[])
 
 void launch_release(struct launch *l, bool run)
 {
-	char go = run ? 'G' : 'X';
-
-	(void)write_all(l->go_fd, &go, 1);
+	if (!run)
+		(void)write_all(l->go_fd, "X", 1);
 	close(l->go_fd);
 	l->go_fd = -1;
 }

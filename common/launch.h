@@ -16,7 +16,7 @@ typedef int (*launch_hook)(void *arg);
 
 struct launch {
 	pid_t pid;
-	int go_fd; /* parent's end: one byte releases the child */
+	int go_fd; /* parent's end: closing it releases the child */
 	int err_fd; /* parent's end: notes, and the errno of a failed exec */
 	launch_hook before_exec;
 	void *hook_arg;

@@ -21,6 +21,10 @@ struct proc_usage {
 	uint64_t read_bytes, write_bytes, cancelled_write_bytes;
 	uint64_t ctxt_voluntary, ctxt_involuntary;
 	uint64_t minflt, majflt;
+	/* --level full: bytes read and written through descriptors that are
+	 * not traced per operation (pipes, sockets, excluded paths) */
+	uint64_t untraced_read_bytes, untraced_write_bytes;
+	bool io_traced; /* the two above are known */
 	uint32_t threads; /* threads the process ever had, the main one too */
 	bool measured; /* false: no exit stop was seen (e.g. SIGKILL) */
 };

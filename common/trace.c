@@ -15,7 +15,8 @@ static const char procs_header[] =
 	"exit_code,exit_signal,core_dumped,utime_s,stime_s,cpu_s,"
 	"vmhwm_kib,vmpeak_kib,rchar,wchar,syscr,syscw,read_bytes,"
 	"write_bytes,cancelled_write_bytes,ctxt_voluntary,ctxt_involuntary,"
-	"minflt,majflt,threads,execs\n";
+	"minflt,majflt,threads,execs,untraced_read_bytes,"
+	"untraced_write_bytes\n";
 
 void trace_init(struct trace_sink *ts)
 {
@@ -219,6 +220,13 @@ static void format_proc(struct strbuf *sb, const struct proc_record *r)
 	format_usage(sb, &r->usage);
 	add_u64_field(sb, r->usage.threads);
 	add_u64_field(sb, r->execs);
+	if (r->usage.io_traced) {
+		add_u64_field(sb, r->usage.untraced_read_bytes);
+		add_u64_field(sb, r->usage.untraced_write_bytes);
+	} else {
+		add_sep(sb);
+		add_sep(sb);
+	}
 	sb_addc(sb, '\n');
 }
 

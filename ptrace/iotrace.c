@@ -451,6 +451,21 @@ static uint64_t iov_total(const struct tracee *t, uint64_t addr, int count)
 	return total;
 }
 
+/* Bytes moved through descriptors that are not traced per operation
+ * (pipes, sockets, excluded paths): with the traced ones they add up to
+ * the process's rchar and wchar. */
+static void count_untraced(struct tracee *t, char type, int64_t ret)
+{
+	struct proc_usage *u = &t->proc->rec.usage;
+
+	if (ret <= 0)
+		return;
+	if (type == 'R')
+		u->untraced_read_bytes += (uint64_t)ret;
+	else
+		u->untraced_write_bytes += (uint64_t)ret;
+}
+
 /* A read or write at the file position (pos < 0) or at pos. */
 static void on_data(struct iotrace *io, struct tracee *t, char type,
 		    uint64_t size, int64_t pos, int64_t ret)
@@ -459,8 +474,10 @@ static void on_data(struct iotrace *io, struct tracee *t, char type,
 	struct op op = { .type = type, .result = ret, .size = size };
 	bool at_position = pos < 0;
 
-	if (!o || !o->traced)
+	if (!o || !o->traced) {
+		count_untraced(t, type, ret);
 		return;
+	}
 	op.ofd = o;
 	op.flags = o->flags;
 	op.offset = at_position ? o->offset : pos;
@@ -490,8 +507,10 @@ static void transfer_side(struct iotrace *io, struct tracee *t, char type,
 	struct op op = { .type = type, .result = ret, .size = size, .ofd = o };
 	int64_t pos = 0;
 
-	if (!o || !o->traced)
+	if (!o || !o->traced) {
+		count_untraced(t, type, ret);
 		return;
+	}
 	op.flags = o->flags;
 	if (!off_ptr) {
 		op.offset = o->offset;
@@ -598,9 +617,26 @@ static void on_stat_fd(struct iotrace *io, struct tracee *t, int fd,
 	}
 }
 
+static uint64_t process_rchar(struct iotrace *io, struct tracee *t)
+{
+	struct proc_io pio;
+
+	return read_proc_io(io->procfd, t->proc->rec.pid, &pio) == 0 ?
+		       pio.rchar :
+		       0;
+}
+
 static void on_exec(struct iotrace *io, struct tracee *t, int dirfd,
 		    uint64_t addr, int64_t ret)
 {
+	/* Loading the program and its interpreter reads their headers
+	 * through the kernel (kernel_read counts in rchar): no syscall of
+	 * the task shows it, so it is counted here. */
+	uint64_t rchar = process_rchar(io, t);
+
+	if (ret == 0 && rchar > t->call.rchar_before)
+		t->proc->rec.usage.untraced_read_bytes +=
+			rchar - t->call.rchar_before;
 	on_path_op(io, t, 'X', dirfd, addr, ret, 0);
 	if (ret == 0) {
 		fdtable_exec(fds_of(t->proc));
@@ -657,6 +693,10 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_IO_URING_SETUP:
 	case SC_IO_URING_ENTER:
 		io->used_io_uring = true;
+		break;
+	case SC_EXECVE:
+	case SC_EXECVEAT:
+		t->call.rchar_before = process_rchar(io, t);
 		break;
 	}
 	return (data & SC_DATA_NEEDS_EXIT) && t->call.id != SC_UNKNOWN;

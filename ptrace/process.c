@@ -75,6 +75,7 @@ void process_free(struct proc_table *pt, struct process *p)
 	}
 	fdtable_put(p->fds);
 	free(p->cwd_cache);
+	free(p->children);
 	sb_release(&p->exe);
 	sb_release(&p->argv);
 	sb_release(&p->cwd);
@@ -235,6 +236,58 @@ static void read_cgroup(struct proc_table *pt, struct process *p)
 	p->rec.cgroup_id = cgroup_resolve_id(pt->cgroups, &cg);
 }
 
+/*
+ * The kernel adds a reaped child's I/O counters (with its own reaped
+ * descendants') to its parent's, so /proc/PID/io of a parent shows its
+ * children's reads too.  procs.csv holds each process's own: a process
+ * hands its final counters to its parent, and the parent, at its own end,
+ * subtracts those of the children it had reaped by then (gone from /proc;
+ * an unreaped zombie is inherited by the subreaper, not counted).
+ */
+static void hand_io_to_parent(struct proc_table *pt, struct process *p,
+			      const struct proc_io *io)
+{
+	struct process *parent = pidmap_get(&pt->processes, p->rec.ppid);
+	struct child_io *c;
+
+	if (!parent || parent == p)
+		return;
+	if (parent->nchildren == parent->children_alloc) {
+		parent->children_alloc = parent->children_alloc * 2 + 8;
+		parent->children = xrealloc(parent->children,
+					    parent->children_alloc *
+						    sizeof(*parent->children));
+	}
+	c = &parent->children[parent->nchildren++];
+	c->pid = p->rec.pid;
+	c->io = *io;
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void subtract_reaped_children(struct proc_table *pt, struct process *p,
+				     struct proc_io *io)
+{
+	for (size_t i = 0; i < p->nchildren; i++) {
+		const struct proc_io *c = &p->children[i].io;
+		struct proc_stat st;
+
+		if (read_proc_stat(pt->procfd, p->children[i].pid, &st) == 0)
+			continue; /* not reaped (a zombie, or alive) */
+		io->rchar = minus(io->rchar, c->rchar);
+		io->wchar = minus(io->wchar, c->wchar);
+		io->syscr = minus(io->syscr, c->syscr);
+		io->syscw = minus(io->syscw, c->syscw);
+		io->read_bytes = minus(io->read_bytes, c->read_bytes);
+		io->write_bytes = minus(io->write_bytes, c->write_bytes);
+		io->cancelled_write_bytes = minus(io->cancelled_write_bytes,
+						  c->cancelled_write_bytes);
+	}
+}
+
 /* Process-wide figures: /proc/TGID sums the threads, dead ones too. */
 static void measure_process(struct proc_table *pt, struct process *p)
 {
@@ -248,6 +301,8 @@ static void measure_process(struct proc_table *pt, struct process *p)
 	u->majflt = st.majflt;
 	split_cpu_time(u, &st);
 	if (read_proc_io(pt->procfd, p->rec.pid, &io) == 0) {
+		hand_io_to_parent(pt, p, &io);
+		subtract_reaped_children(pt, p, &io);
 		u->rchar = io.rchar;
 		u->wchar = io.wchar;
 		u->syscr = io.syscr;

@@ -15,6 +15,7 @@
 
 #include "hostinfo.h"
 #include "pidmap.h"
+#include "procfs.h"
 #include "record.h"
 #include "strbuf.h"
 
@@ -31,6 +32,7 @@ struct sc_call {
 	uint64_t args[6];
 	int64_t start_us;
 	uint64_t utime_us, stime_us;
+	uint64_t rchar_before; /* execve: the kernel's own reads at exec */
 };
 
 struct tracee {
@@ -41,6 +43,11 @@ struct tracee {
 	struct sc_call call;
 };
 
+struct child_io {
+	pid_t pid;
+	struct proc_io io;
+};
+
 struct process {
 	struct proc_record rec;
 	struct strbuf exe, argv, cwd, cgroup_path;
@@ -48,6 +55,8 @@ struct process {
 	int live_threads; /* threads not yet past their exit stop */
 	bool final_read; /* the process-wide figures have been read */
 	bool thread_unmeasured;
+	struct child_io *children; /* children's final I/O counters */
+	size_t nchildren, children_alloc;
 	struct fdtable *fds; /* NULL until a traced syscall needs it */
 	char *cwd_cache; /* NULL: read /proc/PID/cwd when needed */
 };

@@ -79,6 +79,7 @@ static void finish_process(struct tracer *tr, struct process *p, int status)
 	rec->cgroup_path = sb_str(&p->cgroup_path);
 	if (p->thread_unmeasured && !p->final_read)
 		rec->usage.measured = false;
+	rec->usage.io_traced = tr->cfg->level == LEVEL_FULL;
 	trace_proc(tr->cfg->sink, rec);
 	process_free(&tr->table, p);
 }

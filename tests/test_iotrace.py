@@ -245,3 +245,32 @@ def test_offsets_of_every_kind_of_access(tmp_path):
            if r["handle"] in handles and r["type"] in "RWLTF"]
     assert got == want
     assert target.stat().st_size == 6000
+
+
+RCHAR_PROGRAMS = [
+    "cat src.bin | gzip -1 > z.gz; gzip -dc z.gz | wc -c",
+    "sort -S 64k -T . text.txt | uniq -c > counts.txt",
+    "/usr/bin/python3 -c \"import sys; d=open('src.bin','rb').read(); "
+    "open('o.bin','wb').write(d[::-1]); sys.stdout.write(str(len(d)))\"",
+]
+
+
+@pytest.mark.parametrize("script", RCHAR_PROGRAMS)
+def test_reads_and_writes_add_up_to_rchar_and_wchar(script, workdir,
+                                                     tmp_path):
+    """Per process: the R results in io.csv plus the bytes read through
+    untraced descriptors (pipes, /dev, /proc) equal the kernel's rchar at
+    exit, and likewise for writes and wchar.  Nothing is lost."""
+    t = run_iowrap(["--level", "full", "--", "sh", "-c", script],
+                   outdir=tmp_path / "t", cwd=workdir)
+    assert t.returncode == 0, t.stderr
+    rows = list(csv.DictReader(open(t.dir / "io.csv", errors="replace")))
+    procs = t.procs
+    assert procs
+    for p in procs:
+        mine = [r for r in rows if r["pid"] == p["pid"]]
+        read = sum(max(int(r["result"]), 0) for r in mine if r["type"] == "R")
+        wrote = sum(max(int(r["result"]), 0) for r in mine
+                    if r["type"] == "W")
+        assert read + int(p["untraced_read_bytes"]) == int(p["rchar"]), p
+        assert wrote + int(p["untraced_write_bytes"]) == int(p["wchar"]), p
