@@ -235,7 +235,7 @@ bool find_container_id(const char *text, const char *after, char id[65])
 }
 
 /* mountinfo writes space, tab, newline and backslash as \NNN. */
-static void unescape_octal(const char *in, char *out, size_t size)
+void mountinfo_unescape(const char *in, char *out, size_t size)
 {
 	size_t n = 0;
 
@@ -270,7 +270,7 @@ bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size)
 		for (size_t i = 5; i + 1 < n; i++) {
 			if (strcmp(f[i], "-") == 0) {
 				if (strcmp(f[i + 1], "cgroup2") == 0) {
-					unescape_octal(f[4], dir, size);
+					mountinfo_unescape(f[4], dir, size);
 					return true;
 				}
 				break;

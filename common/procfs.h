@@ -52,6 +52,9 @@ int parse_proc_cgroup(const char *text, bool has_v2, struct cgroup_entry *cg);
  * after set, only right after that string (mountinfo also holds the ids of
  * image layers, which are not container ids). */
 bool find_container_id(const char *text, const char *after, char id[65]);
+/* mountinfo writes space, tab, newline and backslash as \NNN; in and out
+ * may be the same buffer. */
+void mountinfo_unescape(const char *in, char *out, size_t size);
 /* The mount point of the cgroup2 filesystem in mountinfo text. */
 bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size);
 

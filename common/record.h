@@ -75,4 +75,16 @@ struct io_event {
 	const char *path2; /* rename and link targets */
 };
 
+/* One file the task used: a files.csv row, per inode id. */
+struct file_record {
+	uint64_t inode_id;
+	uint64_t dev_major, dev_minor, ino;
+	const char *mount_point; /* NULL: not found in mountinfo */
+	const char *fstype;
+	int64_t size_first_open; /* -1: unknown */
+	int64_t size_last_close; /* -1: never closed while traced */
+	const char *paths; /* quoted as common/argv.h describes */
+	uint32_t npaths;
+};
+
 #endif

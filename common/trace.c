@@ -26,6 +26,8 @@ void trace_init(struct trace_sink *ts)
 	ts->procs.error = -EBADF;
 	ts->io.fd = -1;
 	ts->io.error = -EBADF;
+	ts->files.fd = -1;
+	ts->files.error = -EBADF;
 	sb_init(&ts->line, 1u << 20);
 	ts->problems = xcalloc(1, sizeof(char *));
 }
@@ -111,10 +113,16 @@ static const char io_header[] =
 	"time_start,time_end,pid,utime_start,utime_end,stime_start,"
 	"stime_end,inode,type,result,handle,offset,size,flags,path,path2\n";
 
+static const char files_header[] =
+	"inode,dev,ino,mount_point,fstype,size_first_open,size_last_close,"
+	"npaths,paths\n";
+
 void trace_open_io(struct trace_sink *ts)
 {
-	if (trace_has_dir(ts))
-		open_csv(ts, &ts->io, "io.csv", io_header);
+	if (!trace_has_dir(ts))
+		return;
+	open_csv(ts, &ts->io, "io.csv", io_header);
+	open_csv(ts, &ts->files, "files.csv", files_header);
 }
 
 static void add_sep(struct strbuf *sb)
@@ -244,14 +252,20 @@ static void check_write_error(struct trace_sink *ts, struct tracefile *tf)
 		ts->dir.path, tf->name, strerror(-tf->error));
 }
 
+/* Writes the formatted line to tf. */
+static void put_line(struct trace_sink *ts, struct tracefile *tf)
+{
+	tf_put(tf, &ts->line);
+	check_write_error(ts, tf);
+}
+
 void trace_proc(struct trace_sink *ts, const struct proc_record *rec)
 {
 	totals_add(&ts->totals, rec);
 	if (ts->procs.fd < 0)
 		return;
 	format_proc(&ts->line, rec);
-	tf_put(&ts->procs, &ts->line);
-	check_write_error(ts, &ts->procs);
+	put_line(ts, &ts->procs);
 }
 
 static void format_io(struct strbuf *sb, const struct io_event *ev)
@@ -287,8 +301,39 @@ void trace_io(struct trace_sink *ts, const struct io_event *ev)
 	if (ts->io.fd < 0)
 		return;
 	format_io(&ts->line, ev);
-	tf_put(&ts->io, &ts->line);
-	check_write_error(ts, &ts->io);
+	put_line(ts, &ts->io);
+}
+
+static void add_size_field(struct strbuf *sb, int64_t size)
+{
+	add_sep(sb);
+	if (size >= 0)
+		sb_add_i64(sb, size);
+}
+
+static void format_file(struct strbuf *sb, const struct file_record *rec)
+{
+	sb_reset(sb);
+	sb_add_u64(sb, rec->inode_id);
+	add_sep(sb);
+	sb_addf(sb, "%llu:%llu", (unsigned long long)rec->dev_major,
+		(unsigned long long)rec->dev_minor);
+	add_u64_field(sb, rec->ino);
+	add_str_field(sb, rec->mount_point);
+	add_str_field(sb, rec->fstype);
+	add_size_field(sb, rec->size_first_open);
+	add_size_field(sb, rec->size_last_close);
+	add_u64_field(sb, rec->npaths);
+	add_str_field(sb, rec->paths);
+	sb_addc(sb, '\n');
+}
+
+void trace_file(struct trace_sink *ts, const struct file_record *rec)
+{
+	if (ts->files.fd < 0)
+		return;
+	format_file(&ts->line, rec);
+	put_line(ts, &ts->files);
 }
 
 void trace_tick(struct trace_sink *ts)
@@ -343,6 +388,7 @@ void trace_finish(struct trace_sink *ts, struct run_summary *s)
 {
 	close_file(ts, &ts->procs);
 	close_file(ts, &ts->io);
+	close_file(ts, &ts->files);
 	if (trace_has_dir(ts))
 		write_summary(ts, s);
 	outdir_close(&ts->dir);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fdtable.h"
+#include "files.h"
 #include "filter.h"
 #include "procfs.h"
 #include "tracee_mem.h"
@@ -22,64 +23,21 @@
 #endif
 
 void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
-		  const char *const *include, const char *const *exclude)
+		  pid_t main_pid, const char *const *include,
+		  const char *const *exclude)
 {
 	memset(io, 0, sizeof(*io));
 	io->sink = sink;
 	io->procfd = procfd;
 	io->include = include;
 	io->exclude = exclude;
-	io->inode_mask = 1023;
-	io->inodes = xcalloc(io->inode_mask + 1, sizeof(*io->inodes));
+	file_table_init(&io->files, procfd, main_pid);
 }
 
 void iotrace_release(struct iotrace *io)
 {
-	free(io->inodes);
-	io->inodes = NULL;
-}
-
-/* ---- ids ---------------------------------------------------------- */
-
-static size_t inode_slot(const struct iotrace *io, uint64_t dev, uint64_t ino)
-{
-	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^
-		     (ino * 0xc2b2ae3d27d4eb4full);
-	size_t i = (size_t)(h >> 20) & io->inode_mask;
-
-	while (io->inodes[i].id &&
-	       (io->inodes[i].dev != dev || io->inodes[i].ino != ino))
-		i = (i + 1) & io->inode_mask;
-	return i;
-}
-
-static void grow_inodes(struct iotrace *io)
-{
-	struct inode_key *old = io->inodes;
-	size_t old_cap = io->inode_mask + 1;
-
-	io->inode_mask = old_cap * 2 - 1;
-	io->inodes = xcalloc(io->inode_mask + 1, sizeof(*io->inodes));
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].id)
-			io->inodes[inode_slot(io, old[i].dev, old[i].ino)] =
-				old[i];
-	free(old);
-}
-
-static uint64_t inode_id(struct iotrace *io, uint64_t dev, uint64_t ino)
-{
-	size_t i;
-
-	if ((io->inode_count + 1) * 4 > (io->inode_mask + 1) * 3)
-		grow_inodes(io);
-	i = inode_slot(io, dev, ino);
-	if (!io->inodes[i].id) {
-		io->inodes[i] =
-			(struct inode_key){ dev, ino, ++io->next_inode_id };
-		io->inode_count++;
-	}
-	return io->inodes[i].id;
+	file_table_write(&io->files, io->sink);
+	file_table_release(&io->files);
 }
 
 /* ---- paths -------------------------------------------------------- */
@@ -168,8 +126,10 @@ static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o)
 	if (fstatat(io->procfd, link, &st, 0) < 0)
 		return;
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
-		o->inode_id =
-			inode_id(io, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+		o->inode_id = file_seen(&io->files, (uint64_t)st.st_dev,
+					(uint64_t)st.st_ino,
+					S_ISREG(st.st_mode) ? st.st_size : -1,
+					o->path);
 	if (!S_ISREG(st.st_mode))
 		o->offset = S_ISDIR(st.st_mode) ? 0 : -1;
 	o->traced = o->path[0] == '/' && !excluded(io, o->path) &&
@@ -353,6 +313,16 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 	sb_release(&path);
 }
 
+/* The size of an open file, through the task's fd. */
+static int64_t fd_size(struct iotrace *io, struct tracee *t, int fd)
+{
+	char link[48];
+	struct stat st;
+
+	snprintf(link, sizeof(link), "%d/fd/%d", (int)t->proc->rec.pid, fd);
+	return fstatat(io->procfd, link, &st, 0) == 0 ? st.st_size : -1;
+}
+
 static void close_fd(struct iotrace *io, struct tracee *t, int fd)
 {
 	struct ofd *o = fdtable_take(fds_of(t->proc), fd);
@@ -360,8 +330,13 @@ static void close_fd(struct iotrace *io, struct tracee *t, int fd)
 
 	if (!o)
 		return;
-	if (o->traced)
+	if (o->traced) {
+		/* At the close's entry stop the fd is still open. */
+		if (o->inode_id)
+			file_closed(&io->files, o->inode_id,
+				    fd_size(io, t, fd));
 		emit(io, t, &op);
+	}
 	ofd_put(o);
 }
 
@@ -380,6 +355,16 @@ static void on_close_range(struct iotrace *io, struct tracee *t)
 	}
 }
 
+/* A file closed without a close(2) of ours to stop at (dup2 over it,
+ * close-on-exec): its size, by its path, is the size at that close. */
+static void closed_silently(struct iotrace *io, const struct ofd *o)
+{
+	struct stat st;
+
+	if (o && o->traced && o->inode_id && stat(o->path, &st) == 0)
+		file_closed(&io->files, o->inode_id, st.st_size);
+}
+
 static void dup_to(struct iotrace *io, struct tracee *t, int oldfd, int newfd,
 		   bool cloexec)
 {
@@ -389,6 +374,8 @@ static void dup_to(struct iotrace *io, struct tracee *t, int oldfd, int newfd,
 		return;
 	/* dup2 over an open fd closes it silently: no close(2) call, no C
 	 * event (as strace counts it). */
+	if (newfd != oldfd)
+		closed_silently(io, fdtable_get(fds_of(t->proc), newfd));
 	fdtable_set(fds_of(t->proc), newfd, o, cloexec);
 }
 
@@ -482,14 +469,11 @@ static void on_data(struct iotrace *io, struct tracee *t, char type,
 	op.flags = o->flags;
 	op.offset = at_position ? o->offset : pos;
 	if (at_position && type == 'W' && (o->flags & O_APPEND) && ret >= 0) {
-		char link[48];
-		struct stat st;
-
 		/* O_APPEND wrote at the end: where that was, the size says. */
-		snprintf(link, sizeof(link), "%d/fd/%d", (int)t->proc->rec.pid,
-			 arg_fd(t, 0));
-		if (fstatat(io->procfd, link, &st, 0) == 0)
-			op.offset = st.st_size - ret;
+		int64_t end = fd_size(io, t, arg_fd(t, 0));
+
+		if (end >= 0)
+			op.offset = end - ret;
 		o->offset = op.offset;
 	}
 	emit(io, t, &op);
@@ -639,7 +623,12 @@ static void on_exec(struct iotrace *io, struct tracee *t, int dirfd,
 			rchar - t->call.rchar_before;
 	on_path_op(io, t, 'X', dirfd, addr, ret, 0);
 	if (ret == 0) {
-		fdtable_exec(fds_of(t->proc));
+		struct fdtable *fds = fds_of(t->proc);
+
+		for (int fd = 0; fd < fds->size; fd++)
+			if (fds->slot[fd].ofd && fds->slot[fd].cloexec)
+				closed_silently(io, fds->slot[fd].ofd);
+		fdtable_exec(fds);
 	}
 }
 
@@ -906,6 +895,20 @@ void iotrace_exit(struct iotrace *io, struct tracee *t,
 	}
 	default:
 		exit_meta(io, t, ret);
+	}
+}
+
+void iotrace_process_exit(struct iotrace *io, struct tracee *t)
+{
+	struct fdtable *fds = t->proc->fds;
+
+	/* At the exit stop its fds are still open: the sizes they close at. */
+	for (int fd = 0; fds && fd < fds->size; fd++) {
+		const struct ofd *o = fds->slot[fd].ofd;
+
+		if (o && o->traced && o->inode_id)
+			file_closed(&io->files, o->inode_id,
+				    fd_size(io, t, fd));
 	}
 }
 

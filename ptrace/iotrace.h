@@ -11,19 +11,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "files.h"
 #include "process.h"
 #include "trace.h"
-
-struct inode_key {
-	uint64_t dev, ino, id;
-};
 
 struct iotrace {
 	struct trace_sink *sink;
 	int procfd;
-	uint64_t next_handle_id, next_inode_id;
-	struct inode_key *inodes; /* open addressing on (dev, ino) */
-	size_t inode_mask, inode_count;
+	uint64_t next_handle_id;
+	struct file_table files; /* inode ids, files.csv */
 	const char *const *include; /* NULL-terminated; empty: everything */
 	const char *const *exclude; /* path prefixes not traced */
 	uint64_t syscall_stops;
@@ -31,13 +27,17 @@ struct iotrace {
 };
 
 void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
-		  const char *const *include, const char *const *exclude);
+		  pid_t main_pid, const char *const *include,
+		  const char *const *exclude);
+/* Writes files.csv and frees everything. */
 void iotrace_release(struct iotrace *io);
 /* At the seccomp stop; returns true if the exit stop is wanted. */
 bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		   const struct ptrace_syscall_info *si);
 void iotrace_exit(struct iotrace *io, struct tracee *t,
 		  const struct ptrace_syscall_info *si);
+/* The last thread of t's process is at its exit stop. */
+void iotrace_process_exit(struct iotrace *io, struct tracee *t);
 /* fork/vfork: the child starts with a copy of its parent's fd table. */
 void iotrace_fork(struct process *parent, struct process *child);
 

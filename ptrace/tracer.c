@@ -215,6 +215,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		return;
 	case PTRACE_EVENT_EXIT:
 		process_exit_stop(&tr->table, t);
+		if (tr->io_on && t->proc->live_threads == 0)
+			iotrace_process_exit(&tr->io, t);
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_STOP:
@@ -306,7 +308,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	if (cfg->level != LEVEL_SUMMARY) {
 		tr.io_on = true;
 		tr.seccomp_before_sysentry = seccomp_stop_before_sysentry();
-		iotrace_init(&tr.io, cfg->sink, procfd, cfg->include,
+		iotrace_init(&tr.io, cfg->sink, procfd, main_pid, cfg->include,
 			     cfg->exclude);
 		trace_open_io(cfg->sink);
 	}

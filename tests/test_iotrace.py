@@ -274,3 +274,34 @@ def test_reads_and_writes_add_up_to_rchar_and_wchar(script, workdir,
                     if r["type"] == "W")
         assert read + int(p["untraced_read_bytes"]) == int(p["rchar"]), p
         assert wrote + int(p["untraced_write_bytes"]) == int(p["wchar"]), p
+
+
+def test_files_csv(workdir, tmp_path):
+    """One row per file: its device and inode, every path it was opened
+    under, its mount and filesystem type (as findmnt says), its size at the
+    first open and at the last close."""
+    script = ("cat src.bin > out.bin; ln -s out.bin link.bin; "
+              "cat link.bin > /dev/null; echo tail >> out.bin")
+    t = run_iowrap(["--level", "files", "--", "sh", "-c", script],
+                   outdir=tmp_path / "t", cwd=workdir)
+    assert t.returncode == 0, t.stderr
+    rows = {r["ino"]: r for r in csv.DictReader(open(t.dir / "files.csv"))}
+    st = os.stat(workdir / "out.bin")
+    row = rows[str(st.st_ino)]
+    assert row["dev"] == f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    assert row["paths"] == f"{workdir}/out.bin {workdir}/link.bin"
+    assert row["npaths"] == "2"
+    assert row["size_first_open"] == "0"  # after O_TRUNC
+    assert row["size_last_close"] == str(300000 + len("tail\n"))
+    src = rows[str(os.stat(workdir / "src.bin").st_ino)]
+    assert src["size_first_open"] == src["size_last_close"] == "300000"
+    target, fstype = subprocess.run(
+        ["findmnt", "-n", "-o", "TARGET,FSTYPE", "--target",
+         str(workdir)], capture_output=True, text=True,
+        check=True).stdout.split()
+    assert (row["mount_point"], row["fstype"]) == (target, fstype)
+    # io.csv's inode column is files.csv's id
+    io_rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    ids = {r["inode"] for r in io_rows
+           if r["type"] == "O" and r["path"] == f"{workdir}/out.bin"}
+    assert ids == {row["inode"]}
