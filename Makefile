@@ -23,7 +23,8 @@ LIB_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(COMMON_SRC) $(PTRACE_SRC))
 CMD_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(CMD_SRC))
 UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
-HELPERS    := $(patsubst tests/helpers/%.c,build/helpers/%,$(HELPER_SRC))
+HELPERS    := $(patsubst tests/helpers/%.c,build/helpers/%,$(HELPER_SRC)) \
+              build/helpers/fileops32
 DEPS_STAMP := $(DEPS)/.built
 
 .PHONY: all deps packages check test unit lint demo bench clean distclean
@@ -58,6 +59,12 @@ build/unit-tests: $(UNIT_SRC) build/libiowrap.a
 build/helpers/%: tests/helpers/%.c
 	@mkdir -p build/helpers
 	$(HOSTCC) -O1 -g -Wall -Wextra -Werror -o $@ $< -lpthread
+
+# The same program as an i386 static binary: the filter's and the
+# decoder's 32-bit personality (gcc-multilib).
+build/helpers/fileops32: tests/helpers/fileops.c
+	@mkdir -p build/helpers
+	$(HOSTCC) -m32 -static -O1 -Wall -Wextra -Werror -o $@ $<
 
 unit: build/unit-tests
 	./build/unit-tests

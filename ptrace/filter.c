@@ -62,11 +62,11 @@ static const struct sc_rule rules[] = {
 	RULE(SC_MKDIR, mkdir, LEVEL_FILES),
 	RULE(SC_MKDIRAT, mkdirat, LEVEL_FILES),
 	RULE(SC_TRUNCATE, truncate, LEVEL_FILES),
-	RULE(SC_TRUNCATE, truncate64, LEVEL_FILES),
+	RULE(SC_TRUNCATE64, truncate64, LEVEL_FILES),
 	RULE(SC_FTRUNCATE, ftruncate, LEVEL_FILES),
-	RULE(SC_FTRUNCATE, ftruncate64, LEVEL_FILES),
+	RULE(SC_FTRUNCATE64, ftruncate64, LEVEL_FILES),
 	RULE(SC_MMAP, mmap, LEVEL_FILES),
-	RULE(SC_MMAP, mmap2, LEVEL_FILES),
+	RULE(SC_MMAP2, mmap2, LEVEL_FILES),
 	RULE(SC_CHDIR, chdir, LEVEL_FILES),
 	RULE(SC_FCHDIR, fchdir, LEVEL_FILES),
 	RULE(SC_STAT, stat, LEVEL_FILES),
@@ -90,7 +90,7 @@ static const struct sc_rule rules[] = {
 	RULE(SC_PREADV2, preadv2, LEVEL_FULL),
 	RULE(SC_PWRITEV2, pwritev2, LEVEL_FULL),
 	RULE(SC_SENDFILE, sendfile, LEVEL_FULL),
-	RULE(SC_SENDFILE, sendfile64, LEVEL_FULL),
+	RULE(SC_SENDFILE64, sendfile64, LEVEL_FULL),
 	RULE(SC_COPY_FILE_RANGE, copy_file_range, LEVEL_FULL),
 	RULE(SC_SPLICE, splice, LEVEL_FULL),
 	RULE(SC_FSYNC, fsync, LEVEL_FULL),
@@ -98,7 +98,7 @@ static const struct sc_rule rules[] = {
 	RULE(SC_SYNC_FILE_RANGE, sync_file_range, LEVEL_FULL),
 	RULE(SC_FALLOCATE, fallocate, LEVEL_FULL),
 	RULE(SC_LSEEK, lseek, LEVEL_FULL),
-	RULE(SC_LSEEK, _llseek, LEVEL_FULL),
+	RULE(SC_LLSEEK, _llseek, LEVEL_FULL),
 	RULE(SC_IO_URING_SETUP, io_uring_setup, LEVEL_FULL),
 	RULE(SC_IO_URING_ENTER, io_uring_enter, LEVEL_FULL),
 };
@@ -161,6 +161,11 @@ static const char *const sc_names[SC_COUNT] = {
 	[SC_LSEEK] = "lseek",
 	[SC_IO_URING_SETUP] = "io_uring_setup",
 	[SC_IO_URING_ENTER] = "io_uring_enter",
+	[SC_TRUNCATE64] = "truncate64",
+	[SC_FTRUNCATE64] = "ftruncate64",
+	[SC_MMAP2] = "mmap2",
+	[SC_SENDFILE64] = "sendfile64",
+	[SC_LLSEEK] = "_llseek",
 };
 
 const char *sc_name(enum sc_id id)
@@ -195,7 +200,7 @@ static int add_rules(scmp_filter_ctx ctx, enum trace_level level)
 		if (r->level > level)
 			continue;
 		/* mmap of a file only: MAP_ANONYMOUS not in flags (arg 3). */
-		if (r->id == SC_MMAP)
+		if (r->id == SC_MMAP || r->id == SC_MMAP2)
 			err = seccomp_rule_add(
 				ctx, SCMP_ACT_TRACE(data), r->nr, 1,
 				SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0));

@@ -80,6 +80,12 @@ enum sc_id {
 	SC_LSEEK,
 	SC_IO_URING_SETUP,
 	SC_IO_URING_ENTER,
+	/* i386 names whose arguments differ from the 64-bit syscall's */
+	SC_TRUNCATE64,
+	SC_FTRUNCATE64,
+	SC_MMAP2,
+	SC_SENDFILE64,
+	SC_LLSEEK,
 	SC_COUNT,
 };
 

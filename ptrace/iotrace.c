@@ -266,13 +266,21 @@ static bool is_i386(const struct tracee *t)
 	return t->call.arch == AUDIT_ARCH_I386;
 }
 
-/* A 64-bit offset: one register, or two on i386. */
+/* A 64-bit offset: one register, or two (low, high) on i386. */
 static int64_t arg_off64(const struct tracee *t, int lo)
 {
 	if (is_i386(t))
 		return (int64_t)((t->call.args[lo] & 0xffffffffu) |
 				 (t->call.args[lo + 1] << 32));
 	return (int64_t)t->call.args[lo];
+}
+
+/* An off_t of i386's 32-bit calls (truncate, ftruncate): signed 32-bit. */
+static int64_t arg_long(const struct tracee *t, int i)
+{
+	if (is_i386(t))
+		return (int64_t)(int32_t)t->call.args[i];
+	return (int64_t)t->call.args[i];
 }
 
 static int arg_fd(const struct tracee *t, int i)
@@ -485,11 +493,13 @@ static void on_data(struct iotrace *io, struct tracee *t, char type,
  * pointer it used and moved the file position; else *off, which the
  * kernel has advanced by ret when we look at the exit stop. */
 static void transfer_side(struct iotrace *io, struct tracee *t, char type,
-			  int fd, uint64_t off_ptr, uint64_t size, int64_t ret)
+			  int fd, uint64_t off_ptr, uint64_t size, int64_t ret,
+			  bool off32)
 {
 	struct ofd *o = lookup_fd(io, t->proc, fd);
 	struct op op = { .type = type, .result = ret, .size = size, .ofd = o };
 	int64_t pos = 0;
+	int32_t pos32 = 0;
 
 	if (!o || !o->traced) {
 		count_untraced(t, type, ret);
@@ -500,7 +510,12 @@ static void transfer_side(struct iotrace *io, struct tracee *t, char type,
 		op.offset = o->offset;
 		if (ret > 0 && o->offset >= 0)
 			o->offset += ret;
-	} else if (tracee_read(t->tid, off_ptr, &pos, sizeof(pos)) == 0) {
+	} else if (off32 ? tracee_read(t->tid, off_ptr, &pos32,
+				       sizeof(pos32)) == 0 :
+			   tracee_read(t->tid, off_ptr, &pos, sizeof(pos)) ==
+				   0) {
+		if (off32)
+			pos = pos32;
 		op.offset = pos - (ret > 0 ? ret : 0);
 	} else {
 		op.offset = -1;
@@ -512,8 +527,11 @@ static void on_transfer(struct iotrace *io, struct tracee *t, int in_fd,
 			uint64_t in_off, int out_fd, uint64_t out_off,
 			uint64_t size, int64_t ret)
 {
-	transfer_side(io, t, 'R', in_fd, in_off, size, ret);
-	transfer_side(io, t, 'W', out_fd, out_off, size, ret);
+	/* i386's sendfile (not sendfile64) takes a 32-bit off_t. */
+	bool off32 = is_i386(t) && t->call.id == SC_SENDFILE;
+
+	transfer_side(io, t, 'R', in_fd, in_off, size, ret, off32);
+	transfer_side(io, t, 'W', out_fd, out_off, size, ret, off32);
 }
 
 static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
@@ -523,8 +541,8 @@ static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
 
 	if (!o)
 		return;
-	/* i386 _llseek returns the position through a pointer. */
-	if (is_i386(t) && t->call.args[3] && ret == 0 && t->call.args[4] <= 4) {
+	/* _llseek returns the position through a pointer. */
+	if (t->call.id == SC_LLSEEK && ret == 0) {
 		int64_t pos;
 
 		if (tracee_read(t->tid, t->call.args[3], &pos, sizeof(pos)) ==
@@ -649,10 +667,11 @@ static void on_mmap(struct iotrace *io, struct tracee *t, int64_t ret)
 			 .size = t->call.args[1],
 			 .flags = (uint32_t)t->call.args[2] };
 
-	if (!o || !o->traced)
+	/* i386's old mmap passes its arguments in memory: not decoded. */
+	if (!o || !o->traced || (is_i386(t) && t->call.id == SC_MMAP))
 		return;
 	op.offset = (int64_t)t->call.args[5];
-	if (is_i386(t))
+	if (t->call.id == SC_MMAP2)
 		op.offset *= 4096; /* mmap2 counts pages */
 	emit(io, t, &op);
 }
@@ -777,6 +796,10 @@ static void exit_names(struct iotrace *io, struct tracee *t, int64_t ret)
 		break;
 	case SC_TRUNCATE:
 		on_path_op(io, t, 'T', AT_FDCWD, a[0], ret,
+			   (uint64_t)arg_long(t, 1));
+		break;
+	case SC_TRUNCATE64:
+		on_path_op(io, t, 'T', AT_FDCWD, a[0], ret,
 			   (uint64_t)arg_off64(t, 1));
 		break;
 	case SC_CHDIR:
@@ -814,19 +837,23 @@ static void exit_meta(struct iotrace *io, struct tracee *t, int64_t ret)
 			on_path_op(io, t, 'S', arg_fd(t, 0), a[1], ret, 0);
 		break;
 	}
-	case SC_FTRUNCATE: {
+	case SC_FTRUNCATE:
+	case SC_FTRUNCATE64: {
 		struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
 		struct op op = { .type = 'T',
 				 .result = ret,
 				 .ofd = o,
 				 .offset = -1,
-				 .size = (uint64_t)arg_off64(t, 1) };
+				 .size = (uint64_t)(t->call.id == SC_FTRUNCATE ?
+							    arg_long(t, 1) :
+							    arg_off64(t, 1)) };
 
 		if (o && o->traced)
 			emit(io, t, &op);
 		break;
 	}
 	case SC_MMAP:
+	case SC_MMAP2:
 		on_mmap(io, t, ret);
 		break;
 	default:
@@ -871,6 +898,7 @@ void iotrace_exit(struct iotrace *io, struct tracee *t,
 			arg_off64(t, 3), ret);
 		break;
 	case SC_LSEEK:
+	case SC_LLSEEK:
 		on_lseek(io, t, ret);
 		break;
 	case SC_COPY_FILE_RANGE:
@@ -879,6 +907,7 @@ void iotrace_exit(struct iotrace *io, struct tracee *t,
 			    ret);
 		break;
 	case SC_SENDFILE:
+	case SC_SENDFILE64:
 		on_transfer(io, t, arg_fd(t, 1), a[2], arg_fd(t, 0), 0, a[3],
 			    ret);
 		break;

@@ -227,13 +227,16 @@ def test_relative_prefix_is_refused(tmp_path):
                         "see iowrap --help\n")
 
 
-def test_offsets_of_every_kind_of_access(tmp_path):
+@pytest.mark.parametrize("program", ["fileops", "fileops32"])
+def test_offsets_of_every_kind_of_access(tmp_path, program):
     """pread/pwrite leave the position alone, dup and fork share it,
     O_APPEND writes at the end, sendfile moves the source's position:
-    the program prints what it did, io.csv must say the same."""
+    the program prints what it did, io.csv must say the same.  fileops32
+    is the same program built for i386 (split 64-bit offsets, _llseek,
+    32-bit iovecs, ftruncate64, mmap2)."""
     from conftest import helper
     target = tmp_path / "data.bin"
-    t = run_iowrap(["--level", "full", "--", helper("fileops"), str(target)],
+    t = run_iowrap(["--level", "full", "--", helper(program), str(target)],
                    outdir=tmp_path / "t")
     assert t.returncode == 0, t.stderr
     want = [tuple(line.split()) for line in t.stdout.splitlines()]
@@ -305,3 +308,30 @@ def test_files_csv(workdir, tmp_path):
     ids = {r["inode"] for r in io_rows
            if r["type"] == "O" and r["path"] == f"{workdir}/out.bin"}
     assert ids == {row["inode"]}
+
+
+def test_hostile_path_names_round_trip(tmp_path):
+    """Commas, quotes, newlines and bytes that are not UTF-8 in a path come
+    back exactly from io.csv and files.csv."""
+    work = tmp_path / "w"
+    work.mkdir()
+    name = b'a,b "q"\nline\xff\xfe.txt'
+    path = os.fsencode(work) + b"/" + name
+    with open(path, "wb") as f:
+        f.write(b"data")
+    t = run_iowrap(["--level", "files", "--", "cat", os.fsdecode(path)],
+                   outdir=tmp_path / "t", capture_output=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert t.returncode == 0
+    data = (t.dir / "io.csv").read_bytes().decode("utf-8", "surrogateescape")
+    opens = [os.fsencode(r["path"]) for r in
+             csv.DictReader(io.StringIO(data, newline=""))
+             if r["type"] == "O" and r["path"].startswith(str(work))]
+    assert opens == [path]
+    data = (t.dir / "files.csv").read_bytes().decode("utf-8",
+                                                     "surrogateescape")
+    import shlex
+    paths = [shlex.split(r["paths"]) for r in
+             csv.DictReader(io.StringIO(data, newline=""))
+             if str(work) in r["paths"]]
+    assert [[os.fsencode(p) for p in ps] for ps in paths] == [[path]]
