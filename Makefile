@@ -24,7 +24,7 @@ CMD_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(CMD_SRC))
 UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HELPERS    := $(patsubst tests/helpers/%.c,build/helpers/%,$(HELPER_SRC)) \
-              build/helpers/fileops32
+              build/helpers/fileops32 build/helpers/nosuchsyscall32
 DEPS_STAMP := $(DEPS)/.built
 
 .PHONY: all deps packages check test unit lint demo bench clean distclean
@@ -62,7 +62,7 @@ build/helpers/%: tests/helpers/%.c
 
 # The same program as an i386 static binary: the filter's and the
 # decoder's 32-bit personality (gcc-multilib).
-build/helpers/fileops32: tests/helpers/fileops.c
+build/helpers/%32: tests/helpers/%.c
 	@mkdir -p build/helpers
 	$(HOSTCC) -m32 -static -O1 -Wall -Wextra -Werror -o $@ $<
 

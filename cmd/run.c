@@ -318,6 +318,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.totals_source = "ptrace-exit-stops";
 	st->summary.orphans_detached = res.orphans_detached;
 	st->summary.syscall_stops = res.syscall_stops;
+	st->summary.unknown_syscalls = res.unknown_syscalls;
 	st->summary.used_io_uring = res.used_io_uring;
 	if (res.main_reaped)
 		set_main_exit(&st->summary, res.main_status);

@@ -74,6 +74,7 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 	json_bool(j, "wait_orphans", s->wait_orphans);
 	json_u64(j, "orphans_detached", s->orphans_detached);
 	json_u64(j, "syscall_stops", s->syscall_stops);
+	json_u64(j, "unknown_syscalls", s->unknown_syscalls);
 	json_bool(j, "used_io_uring", s->used_io_uring);
 	json_u64(j, "processes_unmeasured", s->totals.processes_unmeasured);
 	json_open_array(j, "problems");

@@ -50,6 +50,7 @@ struct run_summary {
 	bool wait_orphans;
 	uint64_t orphans_detached;
 	uint64_t syscall_stops; /* seccomp and syscall-exit stops */
+	uint64_t unknown_syscalls; /* trapped syscalls not in our tables */
 	bool used_io_uring; /* its operations are not traced one by one */
 	const char *totals_source; /* "ptrace-exit-stops" or "rusage" */
 	struct tree_totals totals;

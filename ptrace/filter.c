@@ -2,6 +2,7 @@
 #include "filter.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdlib.h>
@@ -213,10 +214,66 @@ static int add_rules(scmp_filter_ctx ctx, enum trace_level level)
 	return 0;
 }
 
-/* libseccomp writes BPF to an fd: give it a memfd and read it back. */
+#define X32_SYSCALL_BIT 0x40000000u
+#define PROLOGUE_LEN 10
+
+/* The highest syscall number libseccomp knows for an arch. */
+static uint32_t max_known_nr(uint32_t arch, uint32_t base)
+{
+	uint32_t max = 0;
+
+	for (uint32_t nr = 0; nr < 1024; nr++) {
+		char *name = seccomp_syscall_resolve_num_arch(arch,
+							      (int)(base | nr));
+
+		if (name)
+			max = nr;
+		free(name);
+	}
+	return base | max;
+}
+
+/*
+ * Syscall numbers newer than libseccomp's tables would run untraced under
+ * its program: this prologue traps them (SC_UNKNOWN), for each of our
+ * three personalities, before libseccomp's program runs.
+ */
+static void build_prologue(struct sock_filter *p)
+{
+	const uint32_t trace = SECCOMP_RET_TRACE | SC_DATA_UNKNOWN;
+	const struct sock_filter code[PROLOGUE_LEN] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+				 offsetof(struct seccomp_data, arch)),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SCMP_ARCH_X86_64, 0, 4),
+		/* 2 */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 1, 0),
+		/* 4 */
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
+			 max_known_nr(SCMP_ARCH_X86_64, 0), 4, 5),
+		/* 5 */
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
+			 max_known_nr(SCMP_ARCH_X32, X32_SYSCALL_BIT), 3, 4),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SCMP_ARCH_X86, 0, 3),
+		/* 7 */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		/* 8 */
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
+			 max_known_nr(SCMP_ARCH_X86, 0), 0, 1),
+		/* 9 */ BPF_STMT(BPF_RET | BPF_K, trace),
+	};
+
+	memcpy(p, code, sizeof(code));
+}
+
+/* libseccomp writes BPF to an fd: give it a memfd and read it back,
+ * after our prologue. */
 static int export_to_memory(scmp_filter_ctx ctx, struct sock_fprog *prog)
 {
 	int fd = memfd_create("iowrap-filter", MFD_CLOEXEC);
+	const size_t head = PROLOGUE_LEN * sizeof(struct sock_filter);
 	off_t size;
 	int err;
 
@@ -224,13 +281,17 @@ static int export_to_memory(scmp_filter_ctx ctx, struct sock_fprog *prog)
 		return -errno;
 	err = seccomp_export_bpf(ctx, fd);
 	size = err ? 0 : lseek(fd, 0, SEEK_END);
-	if (!err && (size <= 0 || size % sizeof(struct sock_filter) ||
-		     size / sizeof(struct sock_filter) > BPF_MAXINSNS))
+	if (!err &&
+	    (size <= 0 || size % sizeof(struct sock_filter) ||
+	     size / sizeof(struct sock_filter) + PROLOGUE_LEN > BPF_MAXINSNS))
 		err = -E2BIG;
 	if (!err) {
-		prog->len = (unsigned short)(size / sizeof(struct sock_filter));
-		prog->filter = xmalloc((size_t)size);
-		if (pread(fd, prog->filter, (size_t)size, 0) != size) {
+		prog->len = (unsigned short)(size / sizeof(struct sock_filter) +
+					     PROLOGUE_LEN);
+		prog->filter = xmalloc(head + (size_t)size);
+		build_prologue(prog->filter);
+		if (pread(fd, prog->filter + PROLOGUE_LEN, (size_t)size, 0) !=
+		    size) {
 			err = -EIO;
 			filter_free(prog);
 		}

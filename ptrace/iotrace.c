@@ -685,6 +685,12 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 
 	io->syscall_stops++;
 	t->call.id = (uint16_t)(data & SC_DATA_ID_MASK);
+	if (t->call.id == SC_UNKNOWN || t->call.id >= SC_COUNT) {
+		/* A syscall newer than our tables, or an unknown arch. */
+		io->unknown_syscalls++;
+		t->call.id = SC_UNKNOWN;
+		return false;
+	}
 	t->call.arch = si->arch;
 	t->call.x32 = si->arch == AUDIT_ARCH_X86_64 &&
 		      (si->seccomp.nr & 0x40000000u); /* __X32_SYSCALL_BIT */

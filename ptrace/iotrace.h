@@ -23,6 +23,7 @@ struct iotrace {
 	const char *const *include; /* NULL-terminated; empty: everything */
 	const char *const *exclude; /* path prefixes not traced */
 	uint64_t syscall_stops;
+	uint64_t unknown_syscalls; /* trapped, but not in our tables */
 	bool used_io_uring;
 };
 

@@ -342,6 +342,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	result->max_concurrent = tr.table.max_live_processes;
 	if (tr.io_on) {
 		result->syscall_stops = tr.io.syscall_stops;
+		result->unknown_syscalls = tr.io.unknown_syscalls;
 		result->used_io_uring = tr.io.used_io_uring;
 		iotrace_release(&tr.io);
 	}

@@ -34,6 +34,7 @@ struct tracer_result {
 	uint64_t orphans_detached;
 	uint64_t max_concurrent;
 	uint64_t syscall_stops;
+	uint64_t unknown_syscalls;
 	bool used_io_uring;
 	char error[256]; /* why tracing broke off, if it did */
 };

@@ -335,3 +335,18 @@ def test_hostile_path_names_round_trip(tmp_path):
              csv.DictReader(io.StringIO(data, newline=""))
              if str(work) in r["paths"]]
     assert [[os.fsencode(p) for p in ps] for ps in paths] == [[path]]
+
+
+@pytest.mark.parametrize("program, trapped", [("nosuchsyscall", 2),
+                                              ("nosuchsyscall32", 1)])
+def test_unknown_syscall_numbers_are_trapped_and_run(tmp_path, program,
+                                                     trapped):
+    """A syscall number newer than the filter's tables (x86_64, x32, i386)
+    stops the task (counted in the summary) and then runs as it would:
+    the kernel answers ENOSYS, nothing is killed."""
+    from conftest import helper
+    t = run_iowrap(["--level", "files", "--", helper(program)],
+                   outdir=tmp_path / "t")
+    assert t.returncode == 0
+    assert t.stdout == "-1 38\n" * trapped
+    assert t.summary["tracing"]["unknown_syscalls"] == trapped
