@@ -173,6 +173,112 @@ static void format_iowrap(struct json *j, const struct run_summary *s)
 	json_close_object(j);
 }
 
+static void format_rw(struct json *j, const char *key,
+		      const struct rw_stats *rw)
+{
+	json_open_object(j, key);
+	json_u64(j, "ops", rw->ops);
+	json_u64(j, "bytes", rw->bytes);
+	json_double(j, "time_s", (double)rw->time_us / 1e6, 6);
+	if (rw->max_byte >= 0)
+		json_i64(j, "max_byte", rw->max_byte);
+	if (rw->first_us >= 0) {
+		json_time(j, "first_time_s", rw->first_us);
+		json_time(j, "last_time_s", rw->last_us);
+	}
+	json_u64(j, "consecutive", rw->consec);
+	json_u64(j, "sequential", rw->seq);
+	json_open_object(j, "size_buckets");
+	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
+		json_u64(j, iostats_bucket_names[i], rw->size_bucket[i]);
+	json_close_object(j);
+	json_close_object(j);
+}
+
+static void format_file_entry(struct json *j, const struct file_entry *e,
+			      const struct file_stats *f)
+{
+	struct size_count top[4];
+	size_t ntop;
+
+	json_open_object(j, NULL);
+	json_u64(j, "inode", e->id);
+	json_str(j, "path", e->path);
+	json_str(j, "mount_point", e->mount_point);
+	json_str(j, "fstype", e->fstype);
+	if (f) {
+		json_u64(j, "opens", f->opens);
+		json_u64(j, "stats", f->stats);
+		json_u64(j, "seeks", f->seeks);
+		json_u64(j, "fsyncs", f->fsyncs);
+		json_u64(j, "mmaps", f->mmaps);
+		json_u64(j, "rw_switches", f->rw_switches);
+		json_double(j, "meta_time_s", (double)f->meta_time_us / 1e6, 6);
+		format_rw(j, "read", &f->read);
+		format_rw(j, "write", &f->write);
+		ntop = iostats_top_sizes(f, top, 4);
+		json_open_array(j, "common_access_sizes");
+		for (size_t i = 0; i < ntop; i++) {
+			json_open_object(j, NULL);
+			json_u64(j, "size", top[i].size);
+			json_u64(j, "count", top[i].count);
+			json_close_object(j);
+		}
+		json_close_array(j);
+	}
+	json_close_object(j);
+}
+
+/* log2 buckets that hold anything: [2^k, 2^(k+1)) bytes. */
+static void format_histogram(struct json *j, const char *key,
+			     const struct rw_stats *rw)
+{
+	json_open_array(j, key);
+	for (int i = 0; i < IOSTATS_LOG2_BUCKETS; i++) {
+		if (!rw->log2_count[i])
+			continue;
+		json_open_object(j, NULL);
+		json_u64(j, "log2_size", (uint64_t)i);
+		json_u64(j, "count", rw->log2_count[i]);
+		json_double(j, "time_s", (double)rw->log2_time_us[i] / 1e6, 6);
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
+
+static void format_mount(struct json *j, const struct mount_stats *m)
+{
+	json_open_object(j, NULL);
+	json_str(j, "mount_point", m->mount_point);
+	json_str(j, "fstype", m->fstype);
+	json_u64(j, "files", m->files);
+	json_u64(j, "opens", m->opens);
+	json_u64(j, "stats", m->stats);
+	json_u64(j, "reads", m->read.ops);
+	json_u64(j, "writes", m->write.ops);
+	json_u64(j, "bytes_read", m->read.bytes);
+	json_u64(j, "bytes_written", m->write.bytes);
+	json_double(j, "read_time_s", (double)m->read.time_us / 1e6, 6);
+	json_double(j, "write_time_s", (double)m->write.time_us / 1e6, 6);
+	json_double(j, "meta_time_s", (double)m->meta_time_us / 1e6, 6);
+	format_histogram(j, "read_sizes", &m->read);
+	format_histogram(j, "write_sizes", &m->write);
+	json_close_object(j);
+}
+
+static void format_io(struct json *j, const struct io_summary *io)
+{
+	json_open_array(j, "mounts");
+	for (size_t i = 0; i < io->nmounts; i++)
+		format_mount(j, &io->mounts[i]);
+	json_close_array(j);
+	json_open_array(j, "files");
+	for (size_t i = 0; i < io->nfiles; i++)
+		format_file_entry(j, &io->files[i],
+				  iostats_file(&io->stats, io->files[i].id));
+	json_close_array(j);
+}
+
 void summary_format(struct strbuf *sb, const struct run_summary *s,
 		    char *const *problems)
 {
@@ -195,6 +301,8 @@ void summary_format(struct strbuf *sb, const struct run_summary *s,
 	format_totals(&j, s);
 	format_host(&j, s->host);
 	format_context(&j, s->context);
+	if (s->io && s->io->enabled)
+		format_io(&j, s->io);
 	format_iowrap(&j, s);
 	json_close_object(&j);
 }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "hostinfo.h"
+#include "iostats.h"
 #include "record.h"
 #include "strbuf.h"
 
@@ -56,6 +57,7 @@ struct run_summary {
 	struct tree_totals totals;
 	const struct option_value *options;
 	size_t noptions;
+	const struct io_summary *io; /* set by trace_finish */
 	const struct host_info *host;
 	const struct task_context *context;
 };

@@ -29,6 +29,7 @@ void trace_init(struct trace_sink *ts)
 	ts->files.fd = -1;
 	ts->files.error = -EBADF;
 	sb_init(&ts->line, 1u << 20);
+	io_summary_init(&ts->io_summary);
 	ts->problems = xcalloc(1, sizeof(char *));
 }
 
@@ -115,7 +116,19 @@ static const char io_header[] =
 
 static const char files_header[] =
 	"inode,dev,ino,mount_point,fstype,size_first_open,size_last_close,"
-	"npaths,paths\n";
+	"opens,reads,writes,stats,seeks,fsyncs,mmaps,bytes_read,"
+	"bytes_written,max_byte_read,max_byte_written,consec_reads,"
+	"consec_writes,seq_reads,seq_writes,rw_switches,"
+	"size_read_0_100,size_read_100_1K,size_read_1K_10K,"
+	"size_read_10K_100K,size_read_100K_1M,size_read_1M_4M,"
+	"size_read_4M_10M,size_read_10M_100M,size_read_100M_1G,"
+	"size_read_1G_PLUS,size_write_0_100,size_write_100_1K,"
+	"size_write_1K_10K,size_write_10K_100K,size_write_100K_1M,"
+	"size_write_1M_4M,size_write_4M_10M,size_write_10M_100M,"
+	"size_write_100M_1G,size_write_1G_PLUS,access1_size,access1_count,"
+	"access2_size,access2_count,access3_size,access3_count,access4_size,"
+	"access4_count,first_read_time,last_read_time,first_write_time,"
+	"last_write_time,read_time,write_time,meta_time,npaths,paths\n";
 
 void trace_open_io(struct trace_sink *ts)
 {
@@ -123,6 +136,7 @@ void trace_open_io(struct trace_sink *ts)
 		return;
 	open_csv(ts, &ts->io, "io.csv", io_header);
 	open_csv(ts, &ts->files, "files.csv", files_header);
+	ts->io_summary.enabled = true;
 }
 
 static void add_sep(struct strbuf *sb)
@@ -298,6 +312,7 @@ static void format_io(struct strbuf *sb, const struct io_event *ev)
 
 void trace_io(struct trace_sink *ts, const struct io_event *ev)
 {
+	iostats_add(&ts->io_summary.stats, ev);
 	if (ts->io.fd < 0)
 		return;
 	format_io(&ts->line, ev);
@@ -311,7 +326,63 @@ static void add_size_field(struct strbuf *sb, int64_t size)
 		sb_add_i64(sb, size);
 }
 
-static void format_file(struct strbuf *sb, const struct file_record *rec)
+static void add_time_field(struct strbuf *sb, int64_t usec)
+{
+	add_sep(sb);
+	if (usec >= 0)
+		sb_add_time_us(sb, usec);
+}
+
+/* Darshan's POSIX counters of one file (docs/trace-format.md). */
+static void format_file_stats(struct strbuf *sb, const struct file_stats *f)
+{
+	static const struct file_stats none = {
+		.read = { .max_byte = -1, .first_us = -1, .last_us = -1 },
+		.write = { .max_byte = -1, .first_us = -1, .last_us = -1 },
+	};
+	struct size_count top[4];
+	size_t ntop;
+
+	if (!f)
+		f = &none;
+	add_u64_field(sb, f->opens);
+	add_u64_field(sb, f->read.ops);
+	add_u64_field(sb, f->write.ops);
+	add_u64_field(sb, f->stats);
+	add_u64_field(sb, f->seeks);
+	add_u64_field(sb, f->fsyncs);
+	add_u64_field(sb, f->mmaps);
+	add_u64_field(sb, f->read.bytes);
+	add_u64_field(sb, f->write.bytes);
+	add_size_field(sb, f->read.max_byte);
+	add_size_field(sb, f->write.max_byte);
+	add_u64_field(sb, f->read.consec);
+	add_u64_field(sb, f->write.consec);
+	add_u64_field(sb, f->read.seq);
+	add_u64_field(sb, f->write.seq);
+	add_u64_field(sb, f->rw_switches);
+	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
+		add_u64_field(sb, f->read.size_bucket[i]);
+	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
+		add_u64_field(sb, f->write.size_bucket[i]);
+	ntop = iostats_top_sizes(f, top, 4);
+	for (size_t i = 0; i < 4; i++) {
+		add_sep(sb);
+		if (i < ntop)
+			sb_add_u64(sb, top[i].size);
+		add_u64_field(sb, i < ntop ? top[i].count : 0);
+	}
+	add_time_field(sb, f->read.first_us);
+	add_time_field(sb, f->read.last_us);
+	add_time_field(sb, f->write.first_us);
+	add_time_field(sb, f->write.last_us);
+	add_seconds_field(sb, f->read.time_us);
+	add_seconds_field(sb, f->write.time_us);
+	add_seconds_field(sb, f->meta_time_us);
+}
+
+static void format_file(struct strbuf *sb, const struct file_record *rec,
+			const struct file_stats *f)
 {
 	sb_reset(sb);
 	sb_add_u64(sb, rec->inode_id);
@@ -323,6 +394,7 @@ static void format_file(struct strbuf *sb, const struct file_record *rec)
 	add_str_field(sb, rec->fstype);
 	add_size_field(sb, rec->size_first_open);
 	add_size_field(sb, rec->size_last_close);
+	format_file_stats(sb, f);
 	add_u64_field(sb, rec->npaths);
 	add_str_field(sb, rec->paths);
 	sb_addc(sb, '\n');
@@ -330,9 +402,11 @@ static void format_file(struct strbuf *sb, const struct file_record *rec)
 
 void trace_file(struct trace_sink *ts, const struct file_record *rec)
 {
+	io_summary_add_file(&ts->io_summary, rec);
 	if (ts->files.fd < 0)
 		return;
-	format_file(&ts->line, rec);
+	format_file(&ts->line, rec,
+		    iostats_file(&ts->io_summary.stats, rec->inode_id));
 	put_line(ts, &ts->files);
 }
 
@@ -389,8 +463,11 @@ void trace_finish(struct trace_sink *ts, struct run_summary *s)
 	close_file(ts, &ts->procs);
 	close_file(ts, &ts->io);
 	close_file(ts, &ts->files);
+	s->io = &ts->io_summary;
 	if (trace_has_dir(ts))
 		write_summary(ts, s);
+	s->io = NULL;
+	io_summary_release(&ts->io_summary);
 	outdir_close(&ts->dir);
 	sb_release(&ts->line);
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "iostats.h"
 #include "outdir.h"
 #include "record.h"
 #include "summary.h"
@@ -23,6 +24,7 @@ struct trace_sink {
 	char **problems; /* NULL-terminated */
 	size_t nproblems;
 	struct tree_totals totals;
+	struct io_summary io_summary; /* per file and per mount counters */
 	int64_t last_flush_us;
 };
 

@@ -233,6 +233,7 @@ struct op {
 	int64_t offset;
 	uint64_t size;
 	uint32_t flags;
+	uint64_t inode_id; /* for operations on a path: the file's id */
 	const char *path, *path2;
 };
 
@@ -257,6 +258,8 @@ static void emit(struct iotrace *io, struct tracee *t, const struct op *op)
 	if (op->ofd) {
 		ev.handle_id = op->ofd->handle_id;
 		ev.inode_id = op->ofd->inode_id;
+	} else {
+		ev.inode_id = op->inode_id;
 	}
 	trace_io(io->sink, &ev);
 }
@@ -561,6 +564,17 @@ static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
 
 /* ---- names -------------------------------------------------------- */
 
+static uint64_t path_inode(struct iotrace *io, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0 ||
+	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+		return 0;
+	return file_seen(&io->files, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+			 S_ISREG(st.st_mode) ? st.st_size : -1, path);
+}
+
 static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 		       int dirfd, uint64_t addr, int64_t ret, uint64_t size)
 {
@@ -573,6 +587,10 @@ static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 	if (path_arg(io, t, dirfd, addr, &path) &&
 	    !excluded(io, sb_str(&path))) {
 		op.path = sb_str(&path);
+		/* A successful stat counts for its file: which one, the
+		 * tracer asks the same path (metadata storms per file). */
+		if (type == 'S' && ret == 0)
+			op.inode_id = path_inode(io, op.path);
 		emit(io, t, &op);
 	}
 	sb_release(&path);

@@ -350,3 +350,96 @@ def test_unknown_syscall_numbers_are_trapped_and_run(tmp_path, program,
     assert t.returncode == 0
     assert t.stdout == "-1 38\n" * trapped
     assert t.summary["tracing"]["unknown_syscalls"] == trapped
+
+
+def darshan_oracle(ops):
+    """Darshan's POSIX counters computed from the program's own account of
+    what it did (type, offset, size, result)."""
+    c = collections.Counter()
+    last_end, last_rw, max_byte = {}, None, {"R": -1, "W": -1}
+    sizes = collections.Counter()
+    buckets = [100, 1024, 10240, 102400, 1 << 20, 4 << 20, 10 << 20,
+               100 << 20, 1 << 30]
+    for kind, off, _, res in ops:
+        off, res = int(off), int(res)
+        if kind not in "RW" or res < 0:
+            continue
+        name = "reads" if kind == "R" else "writes"
+        c[name] += 1
+        c["bytes_" + ("read" if kind == "R" else "written")] += res
+        b = sum(res > u for u in buckets)
+        c[f"bucket_{kind}_{b}"] += 1
+        if kind in last_end:
+            c["consec_" + name] += off == last_end[kind]
+            c["seq_" + name] += off >= last_end[kind]
+        last_end[kind] = off + res
+        if res:
+            max_byte[kind] = max(max_byte[kind], off + res - 1)
+        if last_rw and last_rw != kind:
+            c["rw_switches"] += 1
+        last_rw = kind
+        sizes[res] += 1
+    top = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+    return c, max_byte, top
+
+
+def test_darshan_counters_per_file_and_mount(tmp_path):
+    from conftest import helper
+    target = tmp_path / "data.bin"
+    t = run_iowrap(["--level", "full", "--", helper("fileops"), str(target)],
+                   outdir=tmp_path / "t")
+    assert t.returncode == 0
+    ops = [tuple(line.split()) for line in t.stdout.splitlines()]
+    c, max_byte, top = darshan_oracle(ops)
+    (row,) = [r for r in csv.DictReader(open(t.dir / "files.csv"))
+              if r["paths"] == str(target)]
+    for col in ("reads", "writes", "bytes_read", "bytes_written",
+                "consec_reads", "consec_writes", "seq_reads", "seq_writes",
+                "rw_switches"):
+        assert int(row[col]) == c[col], col
+    assert row["opens"] == "2"
+    assert row["seeks"] == "1"
+    assert row["fsyncs"] == "1"
+    assert int(row["max_byte_read"]) == max_byte["R"]
+    assert int(row["max_byte_written"]) == max_byte["W"]
+    names = ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M",
+             "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"]
+    for i, name in enumerate(names):
+        assert int(row[f"size_read_{name}"]) == c[f"bucket_R_{i}"]
+        assert int(row[f"size_write_{name}"]) == c[f"bucket_W_{i}"]
+    got_top = [(int(row[f"access{i}_size"]), int(row[f"access{i}_count"]))
+               for i in range(1, 5) if row[f"access{i}_size"]]
+    assert got_top == top
+    # The same counters in summary.json, and the file's mount adds up.
+    s = t.summary
+    (entry,) = [f for f in s["files"] if f["path"] == str(target)]
+    assert entry["read"]["ops"] == c["reads"]
+    assert entry["write"]["bytes"] == c["bytes_written"]
+    target_mount = subprocess.run(
+        ["findmnt", "-n", "-o", "TARGET", "--target", str(tmp_path)],
+        capture_output=True, text=True, check=True).stdout.strip()
+    (mount,) = [m for m in s["mounts"]
+                if m["mount_point"] == target_mount]
+    mine = [f for f in s["files"] if f["mount_point"] == target_mount]
+    assert mount["files"] == len(mine)
+    assert mount["bytes_read"] == sum(f["read"]["bytes"] for f in mine)
+    assert sum(h["count"] for h in mount["write_sizes"]) == \
+        sum(f["write"]["ops"] for f in mine)
+
+
+def test_stats_are_counted_per_file(workdir, tmp_path):
+    """A metadata storm: 50 stats and 20 failed ones of a file that is
+    never opened are counted for that file (and the failures as S rows)."""
+    script = ("import os\n"
+              "for _ in range(50): os.stat('text.txt')\n"
+              "for _ in range(20): os.path.exists('missing.txt')\n")
+    t = run_iowrap(["--level", "files", "--", "/usr/bin/python3", "-c",
+                    script], outdir=tmp_path / "t", cwd=workdir)
+    assert t.returncode == 0, t.stderr
+    (row,) = [r for r in csv.DictReader(open(t.dir / "files.csv"))
+              if r["paths"] == str(workdir / "text.txt")]
+    assert row["stats"] == "50"
+    assert row["opens"] == "0"
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    missing = [r for r in rows if r["path"] == str(workdir / "missing.txt")]
+    assert [(r["type"], r["result"]) for r in missing] == [("S", "-2")] * 20

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+#include "iostats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "argv.h"
+#include "util.h"
+
+const char *const iostats_bucket_names[IOSTATS_SIZE_BUCKETS] = {
+	"0_100", "100_1K", "1K_10K",   "10K_100K", "100K_1M",
+	"1M_4M", "4M_10M", "10M_100M", "100M_1G",  "1G_PLUS",
+};
+
+void iostats_init(struct iostats *st)
+{
+	memset(st, 0, sizeof(*st));
+}
+
+void iostats_release(struct iostats *st)
+{
+	free(st->files);
+	memset(st, 0, sizeof(*st));
+}
+
+void rw_stats_init(struct rw_stats *rw)
+{
+	memset(rw, 0, sizeof(*rw));
+	rw->max_byte = -1;
+	rw->first_us = -1;
+	rw->last_us = -1;
+	rw->last_end = -1;
+}
+
+static struct file_stats *file_for(struct iostats *st, uint64_t id)
+{
+	struct file_stats *f;
+
+	if (id >= st->nfiles) {
+		size_t n = st->nfiles ? st->nfiles : 64;
+
+		while (n <= id)
+			n *= 2;
+		st->files = xrealloc(st->files, n * sizeof(*st->files));
+		memset(st->files + st->nfiles, 0,
+		       (n - st->nfiles) * sizeof(*st->files));
+		st->nfiles = n;
+	}
+	f = &st->files[id];
+	if (!f->used) {
+		f->used = true;
+		rw_stats_init(&f->read);
+		rw_stats_init(&f->write);
+	}
+	return f;
+}
+
+int iostats_size_bucket(uint64_t size)
+{
+	static const uint64_t upper[IOSTATS_SIZE_BUCKETS - 1] = {
+		100,	 1024,	   10240,     102400,	  1048576,
+		4194304, 10485760, 104857600, 1073741824,
+	};
+	int b = 0;
+
+	while (b < IOSTATS_SIZE_BUCKETS - 1 && size > upper[b])
+		b++;
+	return b;
+}
+
+int iostats_log2_bucket(uint64_t size)
+{
+	int b = 0;
+
+	while (size > 1 && b < IOSTATS_LOG2_BUCKETS - 1) {
+		size >>= 1;
+		b++;
+	}
+	return b;
+}
+
+static void count_size(struct file_stats *f, uint64_t size)
+{
+	for (size_t i = 0; i < f->nsizes; i++) {
+		if (f->sizes[i].size == size) {
+			f->sizes[i].count++;
+			return;
+		}
+	}
+	/* Past the limit new sizes are not ranked (documented). */
+	if (f->nsizes < IOSTATS_SIZES_TRACKED)
+		f->sizes[f->nsizes++] = (struct size_count){ size, 1 };
+}
+
+/* One read or write of ev->result bytes at ev->offset. */
+static void add_rw(struct file_stats *f, struct rw_stats *rw,
+		   const struct io_event *ev)
+{
+	uint64_t bytes = (uint64_t)ev->result;
+	int64_t latency = ev->end_us - ev->start_us;
+	int lb = iostats_log2_bucket(bytes);
+
+	rw->ops++;
+	rw->bytes += bytes;
+	rw->size_bucket[iostats_size_bucket(bytes)]++;
+	rw->log2_count[lb]++;
+	if (latency > 0) {
+		rw->time_us += (uint64_t)latency;
+		rw->log2_time_us[lb] += (uint64_t)latency;
+	}
+	if (rw->first_us < 0)
+		rw->first_us = ev->start_us;
+	rw->last_us = ev->end_us;
+	if (ev->offset >= 0) {
+		if (rw->last_end >= 0 && ev->offset == rw->last_end)
+			rw->consec++;
+		if (rw->last_end >= 0 && ev->offset >= rw->last_end)
+			rw->seq++;
+		rw->last_end = ev->offset + (int64_t)bytes;
+		if (bytes && rw->last_end - 1 > rw->max_byte)
+			rw->max_byte = rw->last_end - 1;
+	}
+	count_size(f, bytes);
+}
+
+void iostats_add(struct iostats *st, const struct io_event *ev)
+{
+	struct file_stats *f;
+	int64_t latency = ev->end_us - ev->start_us;
+
+	if (!ev->inode_id)
+		return;
+	f = file_for(st, ev->inode_id);
+	if (latency < 0)
+		latency = 0;
+	switch (ev->type) {
+	case 'R':
+	case 'W':
+		if (ev->result < 0)
+			return;
+		if (f->last_rw && f->last_rw != ev->type)
+			f->rw_switches++;
+		f->last_rw = ev->type;
+		add_rw(f, ev->type == 'R' ? &f->read : &f->write, ev);
+		return;
+	case 'O':
+		f->opens += ev->result >= 0;
+		break;
+	case 'S':
+		f->stats++;
+		break;
+	case 'L':
+		f->seeks++;
+		break;
+	case 'F':
+		f->fsyncs++;
+		break;
+	case 'M':
+		f->mmaps++;
+		break;
+	}
+	f->meta_time_us += (uint64_t)latency;
+}
+
+const struct file_stats *iostats_file(const struct iostats *st, uint64_t id)
+{
+	return id < st->nfiles && st->files[id].used ? &st->files[id] : NULL;
+}
+
+size_t iostats_top_sizes(const struct file_stats *f, struct size_count *out,
+			 size_t n)
+{
+	size_t got = 0;
+	bool taken[IOSTATS_SIZES_TRACKED] = { false };
+
+	while (got < n) {
+		size_t best = f->nsizes;
+
+		for (size_t i = 0; i < f->nsizes; i++) {
+			if (taken[i])
+				continue;
+			if (best == f->nsizes ||
+			    f->sizes[i].count > f->sizes[best].count ||
+			    (f->sizes[i].count == f->sizes[best].count &&
+			     f->sizes[i].size < f->sizes[best].size))
+				best = i;
+		}
+		if (best == f->nsizes)
+			break;
+		taken[best] = true;
+		out[got++] = f->sizes[best];
+	}
+	return got;
+}
+
+void iostats_merge_rw(struct rw_stats *dst, const struct rw_stats *src)
+{
+	dst->ops += src->ops;
+	dst->bytes += src->bytes;
+	dst->time_us += src->time_us;
+	for (int i = 0; i < IOSTATS_LOG2_BUCKETS; i++) {
+		dst->log2_count[i] += src->log2_count[i];
+		dst->log2_time_us[i] += src->log2_time_us[i];
+	}
+	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
+		dst->size_bucket[i] += src->size_bucket[i];
+}
+
+void io_summary_init(struct io_summary *io)
+{
+	memset(io, 0, sizeof(*io));
+	iostats_init(&io->stats);
+}
+
+void io_summary_release(struct io_summary *io)
+{
+	for (size_t i = 0; i < io->nfiles; i++) {
+		free(io->files[i].path);
+		free(io->files[i].mount_point);
+		free(io->files[i].fstype);
+	}
+	for (size_t i = 0; i < io->nmounts; i++) {
+		free(io->mounts[i].mount_point);
+		free(io->mounts[i].fstype);
+	}
+	free(io->files);
+	free(io->mounts);
+	iostats_release(&io->stats);
+	memset(io, 0, sizeof(*io));
+}
+
+static bool same(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static struct mount_stats *mount_for(struct io_summary *io, const char *point,
+				     const char *fstype)
+{
+	struct mount_stats *m;
+
+	for (size_t i = 0; i < io->nmounts; i++)
+		if (same(io->mounts[i].mount_point, point) &&
+		    same(io->mounts[i].fstype, fstype))
+			return &io->mounts[i];
+	io->mounts =
+		xrealloc(io->mounts, (io->nmounts + 1) * sizeof(*io->mounts));
+	m = &io->mounts[io->nmounts++];
+	memset(m, 0, sizeof(*m));
+	m->mount_point = xstrdup(point ? point : "");
+	m->fstype = xstrdup(fstype ? fstype : "");
+	rw_stats_init(&m->read);
+	rw_stats_init(&m->write);
+	return m;
+}
+
+/* The first word of a quoted path list (common/argv.h), unquoted. */
+static char *first_path(const char *paths)
+{
+	struct strbuf sb;
+	char *s;
+
+	sb_init(&sb, 1u << 20);
+	if (argv_split(paths, strlen(paths), &sb) < 1) {
+		sb_release(&sb);
+		return xstrdup("");
+	}
+	s = xstrdup(sb_str(&sb));
+	sb_release(&sb);
+	return s;
+}
+
+void io_summary_add_file(struct io_summary *io, const struct file_record *rec)
+{
+	const struct file_stats *f = iostats_file(&io->stats, rec->inode_id);
+	struct file_entry *e;
+	struct mount_stats *m;
+
+	io->files = xrealloc(io->files, (io->nfiles + 1) * sizeof(*io->files));
+	e = &io->files[io->nfiles++];
+	e->id = rec->inode_id;
+	e->path = first_path(rec->paths);
+	e->mount_point = xstrdup(rec->mount_point ? rec->mount_point : "");
+	e->fstype = xstrdup(rec->fstype ? rec->fstype : "");
+	m = mount_for(io, rec->mount_point, rec->fstype);
+	m->files++;
+	if (!f)
+		return;
+	m->opens += f->opens;
+	m->stats += f->stats;
+	m->meta_time_us += f->meta_time_us;
+	iostats_merge_rw(&m->read, &f->read);
+	iostats_merge_rw(&m->write, &f->write);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Darshan-style counters per file and, per mount and filesystem type,
+ * log2 request-size histograms with summed latency (the eBPF workload
+ * characterisation paper's metrics), built from the io_events as they are
+ * written.  Pure: unit-tested without a tracer.
+ */
+#ifndef IOWRAP_IOSTATS_H
+#define IOWRAP_IOSTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+#include "strbuf.h"
+
+/* Darshan's access-size buckets: 0-100, 100-1K, ... 1G+. */
+#define IOSTATS_SIZE_BUCKETS 10
+/* log2 buckets: bucket k holds sizes in [2^k, 2^(k+1)); bucket 0 also 0. */
+#define IOSTATS_LOG2_BUCKETS 41
+#define IOSTATS_SIZES_TRACKED 64
+
+struct rw_stats {
+	uint64_t ops, bytes;
+	int64_t max_byte; /* highest byte offset touched; -1: none */
+	uint64_t consec, seq;
+	uint64_t size_bucket[IOSTATS_SIZE_BUCKETS];
+	int64_t first_us, last_us;
+	uint64_t time_us; /* summed latency */
+	int64_t last_end; /* where the last access ended; -1: none */
+	uint64_t log2_count[IOSTATS_LOG2_BUCKETS];
+	uint64_t log2_time_us[IOSTATS_LOG2_BUCKETS];
+};
+
+struct size_count {
+	uint64_t size, count;
+};
+
+struct file_stats {
+	bool used;
+	uint64_t opens, stats, seeks, fsyncs, mmaps;
+	struct rw_stats read, write;
+	uint64_t rw_switches;
+	char last_rw; /* 'R', 'W' or 0 */
+	uint64_t meta_time_us;
+	struct size_count sizes[IOSTATS_SIZES_TRACKED];
+	size_t nsizes;
+};
+
+struct iostats {
+	struct file_stats *files; /* index: inode id */
+	size_t nfiles;
+};
+
+void iostats_init(struct iostats *st);
+void iostats_release(struct iostats *st);
+void iostats_add(struct iostats *st, const struct io_event *ev);
+/* A file as the summary lists it. */
+struct file_entry {
+	uint64_t id;
+	char *path; /* the first path it was opened under */
+	char *mount_point, *fstype;
+};
+
+/* Per mount point and filesystem type. */
+struct mount_stats {
+	char *mount_point, *fstype;
+	uint64_t files, opens, stats;
+	struct rw_stats read, write;
+	uint64_t meta_time_us;
+};
+
+/* What summary.json says of the task's files (--level files/full). */
+struct io_summary {
+	bool enabled;
+	struct iostats stats;
+	struct file_entry *files;
+	size_t nfiles;
+	struct mount_stats *mounts;
+	size_t nmounts;
+};
+
+void io_summary_init(struct io_summary *io);
+void io_summary_release(struct io_summary *io);
+/* Lists a file (files.csv's row) and adds its counters to its mount. */
+void io_summary_add_file(struct io_summary *io, const struct file_record *rec);
+
+/* NULL if the inode id was never seen. */
+const struct file_stats *iostats_file(const struct iostats *st, uint64_t id);
+/* The n most common access sizes, most common first (ties: smaller). */
+size_t iostats_top_sizes(const struct file_stats *f, struct size_count *out,
+			 size_t n);
+/* Adds src's read and write histograms into dst's. */
+void iostats_merge_rw(struct rw_stats *dst, const struct rw_stats *src);
+void rw_stats_init(struct rw_stats *rw);
+int iostats_size_bucket(uint64_t size);
+int iostats_log2_bucket(uint64_t size);
+extern const char *const iostats_bucket_names[IOSTATS_SIZE_BUCKETS];
+
+#endif
