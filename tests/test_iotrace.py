@@ -443,3 +443,26 @@ def test_stats_are_counted_per_file(workdir, tmp_path):
     rows = list(csv.DictReader(open(t.dir / "io.csv")))
     missing = [r for r in rows if r["path"] == str(workdir / "missing.txt")]
     assert [(r["type"], r["result"]) for r in missing] == [("S", "-2")] * 20
+
+
+def test_cpu_times_of_events(workdir, tmp_path):
+    """utime/stime columns: the process's CPU clocks at entry and exit,
+    never decreasing over its events, never past its total at exit."""
+    (workdir / "big.bin").write_bytes(os.urandom(4 << 20))
+    t = run_iowrap(["--level", "full", "--", "gzip", "-6", "-c", "big.bin"],
+                   outdir=tmp_path / "t", cwd=workdir, capture_output=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert t.returncode == 0
+    (proc,) = t.procs
+    rows = [r for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["pid"] == proc["pid"]]
+    last = (0.0, 0.0)
+    for r in rows:
+        start = (float(r["utime_start"]), float(r["stime_start"]))
+        end = (float(r["utime_end"]), float(r["stime_end"]))
+        assert start[0] >= last[0] and start[1] >= last[1]
+        assert end[0] >= start[0] and end[1] >= start[1]
+        last = end
+    assert last[0] > 0.02  # gzip -6 of 4 MiB burns ~0.1 s of user time
+    assert last[0] <= float(proc["utime_s"]) + 0.011
+    assert last[0] + last[1] <= float(proc["cpu_s"]) + 0.011
