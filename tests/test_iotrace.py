@@ -90,6 +90,25 @@ PROGRAMS = {
     "sort": "sort -S 64k -T . text.txt > sorted.txt",
     "pipeline": "exec 3< text.txt; head -c 100 <&3 > a.txt; "
                 "cat <&3 >> a.txt; exec 3<&-; wc -c < a.txt > n.txt",
+    "sqlite": "/usr/bin/python3 -c \"import sqlite3; "
+              "c = sqlite3.connect('db.sqlite'); "
+              "c.execute('create table t(a, b)'); "
+              "c.executemany('insert into t values (?, ?)', "
+              "[(i, 'x' * 100) for i in range(3000)]); c.commit(); "
+              "c.execute('create index i on t(a)'); c.commit(); "
+              "print(c.execute('select count(*) from t').fetchone())\"",
+    "threads": "/usr/bin/python3 -c \"import threading, shutil\n"
+               "def copy(i): shutil.copyfile('text.txt', f'copy{i}.txt')\n"
+               "ts = [threading.Thread(target=copy, args=(i,)) "
+               "for i in range(4)]\n"
+               "[t.start() for t in ts]; [t.join() for t in ts]\"",
+    "multiprocessing": "/usr/bin/python3 -c \"import multiprocessing as mp\n"
+                       "def work(i):\n"
+                       "    data = open('src.bin', 'rb').read()\n"
+                       "    open(f'part{i}.bin', 'wb').write(data[i::4])\n"
+                       "if __name__ == '__main__':\n"
+                       "    with mp.get_context('fork').Pool(3) as p:\n"
+                       "        p.map(work, range(4))\"",
 }
 
 
