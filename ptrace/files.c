@@ -45,7 +45,7 @@ static size_t find_slot(const struct file_table *ft, uint64_t dev, uint64_t ino)
 	while (ft->slot[i]) {
 		const struct file_info *f = &ft->files[ft->slot[i] - 1];
 
-		if (f->dev == dev && f->ino == ino)
+		if (f->dev == dev && f->ino == ino && !f->gone)
 			break;
 		i = (i + 1) & ft->mask;
 	}
@@ -106,6 +106,16 @@ uint64_t file_seen(struct file_table *ft, uint64_t dev, uint64_t ino,
 	f = &ft->files[ft->slot[i] - 1];
 	add_path(f, path);
 	return f->id;
+}
+
+void file_gone(struct file_table *ft, uint64_t dev, uint64_t ino)
+{
+	size_t i = find_slot(ft, dev, ino);
+
+	/* The slot stays taken (probe chains go on through it) but no
+	 * longer matches. */
+	if (ft->slot[i])
+		ft->files[ft->slot[i] - 1].gone = true;
 }
 
 void file_closed(struct file_table *ft, uint64_t id, int64_t size)

@@ -21,6 +21,7 @@ struct file_info {
 	int64_t size_first_open, size_last_close;
 	char *paths[FILE_MAX_PATHS];
 	uint32_t npaths, paths_dropped;
+	bool gone; /* its last name was removed: (dev, ino) may be reused */
 };
 
 struct mount_entry {
@@ -46,6 +47,9 @@ void file_table_release(struct file_table *ft);
 uint64_t file_seen(struct file_table *ft, uint64_t dev, uint64_t ino,
 		   int64_t size, const char *path);
 void file_closed(struct file_table *ft, uint64_t id, int64_t size);
+/* Its last link is gone: a later file with the same device and inode
+ * number is another file and gets a new id. */
+void file_gone(struct file_table *ft, uint64_t dev, uint64_t ino);
 /* Writes the files.csv rows. */
 void file_table_write(struct file_table *ft, struct trace_sink *sink);
 

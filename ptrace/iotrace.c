@@ -704,6 +704,46 @@ static void on_mmap(struct iotrace *io, struct tracee *t, int64_t ret)
 
 /* ---- dispatch ----------------------------------------------------- */
 
+/*
+ * Before an unlink, rmdir or rename: the inode that loses its name, if it
+ * is its last link.  After the call succeeds its number may be reused by a
+ * new file (ext4 reuses it at once), which must get a new inode id.
+ */
+static void note_doomed_inode(struct iotrace *io, struct tracee *t)
+{
+	const uint64_t *a = t->call.args;
+	struct strbuf path;
+	struct stat st;
+	bool named;
+
+	t->call.doomed_dev = t->call.doomed_ino = 0;
+	sb_init(&path, PATH_MAX);
+	switch (t->call.id) {
+	case SC_UNLINK:
+	case SC_RMDIR:
+		named = path_arg(io, t, AT_FDCWD, a[0], &path);
+		break;
+	case SC_UNLINKAT:
+		named = path_arg(io, t, arg_fd(t, 0), a[1], &path);
+		break;
+	case SC_RENAME: /* the target loses its name */
+		named = path_arg(io, t, AT_FDCWD, a[1], &path);
+		break;
+	case SC_RENAMEAT:
+	case SC_RENAMEAT2:
+		named = path_arg(io, t, arg_fd(t, 2), a[3], &path);
+		break;
+	default:
+		named = false;
+	}
+	if (named && lstat(sb_str(&path), &st) == 0 &&
+	    (st.st_nlink <= 1 || S_ISDIR(st.st_mode))) {
+		t->call.doomed_dev = (uint64_t)st.st_dev;
+		t->call.doomed_ino = (uint64_t)st.st_ino;
+	}
+	sb_release(&path);
+}
+
 bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		   const struct ptrace_syscall_info *si)
 {
@@ -738,6 +778,8 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_EXECVEAT:
 		t->call.rchar_before = process_rchar(io, t);
 		break;
+	default:
+		note_doomed_inode(io, t);
 	}
 	return (data & SC_DATA_NEEDS_EXIT) && t->call.id != SC_UNKNOWN;
 }
@@ -898,6 +940,10 @@ void iotrace_exit(struct iotrace *io, struct tracee *t,
 {
 	const uint64_t *a = t->call.args;
 	int64_t ret = si->exit.rval;
+
+	if (t->call.doomed_ino && ret == 0)
+		file_gone(&io->files, t->call.doomed_dev, t->call.doomed_ino);
+	t->call.doomed_ino = 0;
 
 	io->syscall_stops++;
 	switch (t->call.id) {

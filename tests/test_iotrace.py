@@ -485,3 +485,35 @@ def test_cpu_times_of_events(workdir, tmp_path):
     assert last[0] > 0.02  # gzip -6 of 4 MiB burns ~0.1 s of user time
     assert last[0] <= float(proc["utime_s"]) + 0.011
     assert last[0] + last[1] <= float(proc["cpu_s"]) + 0.011
+
+
+def test_reused_inode_number_gets_a_new_id(tmp_path):
+    """ext4 gives a new file the inode number of one just deleted: it is
+    another file, with another inode id (the research's rule)."""
+    work = tmp_path / "w"
+    work.mkdir()
+    script = ("import os\n"
+              "pairs = []\n"
+              "for i in range(5):\n"
+              "    open('a', 'w').write('x' * 10); ia = os.stat('a').st_ino\n"
+              "    os.unlink('a')\n"
+              "    open('b', 'w').write('y' * 20); ib = os.stat('b').st_ino\n"
+              "    os.rename('b', 'c'); os.unlink('c')\n"
+              "    pairs.append(ia == ib)\n"
+              "print(sum(pairs))\n")
+    t = run_iowrap(["--level", "files", "--", "/usr/bin/python3", "-c",
+                    script], outdir=tmp_path / "t", cwd=work)
+    assert t.returncode == 0, t.stderr
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    opens = [r for r in rows if r["type"] == "O" and
+             r["path"] in (f"{work}/a", f"{work}/b")]
+    assert len(opens) == 10
+    # every open is a new file: ten different inode ids
+    assert len({r["inode"] for r in opens}) == 10
+    files = list(csv.DictReader(open(t.dir / "files.csv")))
+    assert len([f for f in files if f["paths"] in (f"{work}/a",
+                                                    f"{work}/b")]) == 10
+    fstype = subprocess.run(["stat", "-f", "-c", "%T", str(work)],
+                            capture_output=True, text=True).stdout.strip()
+    if fstype.startswith("ext"):
+        assert t.stdout == "5\n"  # the numbers were reused every time
