@@ -7,7 +7,10 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -517,3 +520,29 @@ def test_reused_inode_number_gets_a_new_id(tmp_path):
                             capture_output=True, text=True).stdout.strip()
     if fstype.startswith("ext"):
         assert t.stdout == "5\n"  # the numbers were reused every time
+
+
+def test_no_new_privs_only_when_the_kernel_asks(tmp_path):
+    """With CAP_SYS_ADMIN (root here) the filter goes in without
+    NO_NEW_PRIVS, so setuid programs in the task keep working; as an
+    unprivileged user it has to be set, and the summary says so."""
+    script = "grep NoNewPrivs /proc/self/status"
+    t = run_iowrap(["--level", "files", "--", "sh", "-c", script],
+                   outdir=tmp_path / "root")
+    assert t.stdout == "NoNewPrivs:\t0\n"
+    assert t.summary["tracing"]["no_new_privs"] is False
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        base.chmod(0o777)
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                            "--clear-groups", str(IOWRAP), "--level",
+                            "files", "-o", str(base / "t"), "--", "sh",
+                            "-c", script], capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout == "NoNewPrivs:\t1\n"
+        summary = json.loads((base / "t" / "summary.json").read_text())
+        assert summary["tracing"]["no_new_privs"] is True
+        assert summary["tracing"]["syscall_stops"] > 0
+    finally:
+        shutil.rmtree(base)
