@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -546,3 +547,38 @@ def test_no_new_privs_only_when_the_kernel_asks(tmp_path):
         assert summary["tracing"]["syscall_stops"] > 0
     finally:
         shutil.rmtree(base)
+
+
+def running(pid):
+    """True while pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_killed_tracer_leaves_no_filtered_task(tmp_path):
+    """A seccomp filter outlives its tracer (trapped syscalls would fail
+    with ENOSYS): if iowrap is SIGKILLed, the kernel kills the task with
+    it (PTRACE_O_EXITKILL), daemonised grandchildren included."""
+    pidfile = tmp_path / "pids"
+    p = subprocess.Popen([str(IOWRAP), "--level", "files", "-o",
+                          str(tmp_path / "t"), "--", "sh", "-c",
+                          f"(setsid sleep 60 & echo $! >> {pidfile}); "
+                          f"echo $$ >> {pidfile}; sleep 60"])
+    deadline = time.monotonic() + 20
+    while not pidfile.exists() or len(pidfile.read_text().split()) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    pids = [int(x) for x in pidfile.read_text().split()]
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + 10
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in pids if running(pid)]
+    assert alive == []
+    # Rows flushed before the kill are there; summary.json is not.
+    assert not (tmp_path / "t" / "summary.json").exists()
