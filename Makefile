@@ -89,6 +89,7 @@ demo: bin/iowrap
 
 bench: bin/iowrap $(HELPERS)
 	@/usr/bin/python3 bench/accuracy.py
+	@/usr/bin/python3 bench/overhead.py
 
 clean:
 	rm -rf bin build/obj build/libiowrap.a build/unit-tests build/helpers

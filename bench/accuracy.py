@@ -24,12 +24,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import poller  # noqa: E402
+from mdreport import reflow, table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 IOWRAP = ROOT / "bin" / "iowrap"
@@ -270,14 +270,6 @@ def size_label(helper, size):
 
 def mean(values):
     return statistics.fmean(values)
-
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---:" if i else "---"
-                            for i in range(len(header))) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def short_cells(helper, results, runs):
@@ -578,33 +570,6 @@ over the runs follows in square brackets when it varies.  Baselines are means of
   exit-stop readings.
 """)
     return "\n".join(reflow(p) for p in parts)
-
-
-def reflow(text):
-    """Re-wraps each paragraph and list item of markdown prose (not the
-    tables or headings) to 78 columns."""
-    out, para = [], []
-
-    def flush():
-        if para:
-            indent = "  " if para[0].startswith("- ") else ""
-            out.append(textwrap.fill(
-                " ".join(line.strip() for line in para), width=78,
-                subsequent_indent=indent, break_long_words=False,
-                break_on_hyphens=False))
-            para.clear()
-
-    for line in text.split("\n"):
-        if not line.strip() or line.startswith(("|", "#")):
-            flush()
-            out.append(line)
-        elif line.startswith("- "):
-            flush()
-            para.append(line)
-        else:
-            para.append(line)
-    flush()
-    return "\n".join(out)
 
 
 # ---------------------------------------------------------------- main

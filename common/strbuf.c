@@ -53,14 +53,27 @@ static size_t sb_reserve(struct strbuf *sb, size_t len)
 void sb_add(struct strbuf *sb, const void *data, size_t len)
 {
 	len = sb_reserve(sb, len);
-	if (len)
+	/* Trace rows are built of many tiny pieces: a byte loop beats
+	 * memcpy's start-up for them (it showed in the tracer's profile). */
+	if (len <= 16) {
+		const char *src = data;
+
+		for (size_t i = 0; i < len; i++)
+			sb->buf[sb->len + i] = src[i];
+	} else {
 		memcpy(sb->buf + sb->len, data, len);
+	}
 	sb->len += len;
 	sb->buf[sb->len] = '\0';
 }
 
 void sb_addc(struct strbuf *sb, char c)
 {
+	if (sb->len + 2 <= sb->alloc && sb->len < sb->limit) {
+		sb->buf[sb->len++] = c;
+		sb->buf[sb->len] = '\0';
+		return;
+	}
 	sb_add(sb, &c, 1);
 }
 

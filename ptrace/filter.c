@@ -217,8 +217,10 @@ static int add_rules(scmp_filter_ctx ctx, enum trace_level level)
 #define X32_SYSCALL_BIT 0x40000000u
 #define PROLOGUE_LEN 10
 
-/* The highest syscall number libseccomp knows for an arch. */
-static uint32_t max_known_nr(uint32_t arch, uint32_t base)
+/* The highest syscall number libseccomp knows for an arch: scanning its
+ * tables costs a millisecond per task, so the values for the bundled
+ * libseccomp are constants, checked against the tables by a unit test. */
+uint32_t filter_max_known_nr(uint32_t arch, uint32_t base)
 {
 	uint32_t max = 0;
 
@@ -250,18 +252,15 @@ static void build_prologue(struct sock_filter *p)
 			 offsetof(struct seccomp_data, nr)),
 		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 1, 0),
 		/* 4 */
-		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
-			 max_known_nr(SCMP_ARCH_X86_64, 0), 4, 5),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, MAX_NR_X86_64, 4, 5),
 		/* 5 */
-		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
-			 max_known_nr(SCMP_ARCH_X32, X32_SYSCALL_BIT), 3, 4),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, MAX_NR_X32, 3, 4),
 		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SCMP_ARCH_X86, 0, 3),
 		/* 7 */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, nr)),
 		/* 8 */
-		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
-			 max_known_nr(SCMP_ARCH_X86, 0), 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, MAX_NR_I386, 0, 1),
 		/* 9 */ BPF_STMT(BPF_RET | BPF_K, trace),
 	};
 

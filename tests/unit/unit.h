@@ -37,6 +37,7 @@ extern const struct unit_test argv_tests[];
 extern const struct unit_test procfs_tests[];
 extern const struct unit_test cmdpath_tests[];
 extern const struct unit_test pidmap_tests[];
+extern const struct unit_test filter_tests[];
 
 bool unit_check(bool ok, const char *file, int line, const char *expr);
 bool unit_check_int(const char *file, int line, const char *expr,
