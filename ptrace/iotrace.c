@@ -744,6 +744,28 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 	sb_release(&path);
 }
 
+/* A read or write on a descriptor known not to be traced (a pipe, a
+ * socket, /dev/null): no event will be written, so the hot path skips
+ * reading the CPU clocks. */
+static bool on_untraced_fd(const struct tracee *t)
+{
+	const struct ofd *o;
+
+	switch (t->call.id) {
+	case SC_READ:
+	case SC_WRITE:
+	case SC_PREAD:
+	case SC_PWRITE:
+	case SC_READV:
+	case SC_WRITEV:
+		break;
+	default:
+		return false;
+	}
+	o = t->proc->fds ? fdtable_get(t->proc->fds, arg_fd(t, 0)) : NULL;
+	return o && !o->traced;
+}
+
 bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		   const struct ptrace_syscall_info *si)
 {
@@ -762,7 +784,8 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		      (si->seccomp.nr & 0x40000000u); /* __X32_SYSCALL_BIT */
 	memcpy(t->call.args, si->seccomp.args, sizeof(t->call.args));
 	t->call.start_us = now_realtime_us();
-	process_times(t, &t->call.utime_us, &t->call.stime_us);
+	if (!on_untraced_fd(t))
+		process_times(t, &t->call.utime_us, &t->call.stime_us);
 	switch (t->call.id) {
 	case SC_CLOSE:
 		close_fd(io, t, arg_fd(t, 0));
