@@ -31,6 +31,7 @@
 
 struct run_options {
 	const char *output;
+	long spin_us;
 	const char *include[MAX_PREFIXES + 1];
 	const char *exclude[MAX_PREFIXES + 1];
 	size_t ninclude, nexclude;
@@ -56,6 +57,8 @@ static const char usage_text[] =
 	"      --include PREFIX trace only files under PREFIX (repeatable)\n"
 	"      --exclude PREFIX do not trace files under PREFIX (repeatable;\n"
 	"                       /proc, /sys and /dev always)\n"
+	"      --spin-us N      poll N us for the next stop before sleeping\n"
+	"                       (default 50; 0: always sleep)\n"
 	"      --strict         exit 125 instead of running the task untraced\n"
 	"                       when ptrace cannot be used\n"
 	"      --no-wait-orphans  stop tracing when the main process exits;\n"
@@ -68,7 +71,13 @@ static const char usage_text[] =
 
 static int usage_error(const char *fmt, const char *arg);
 
-enum { OPT_STRICT = 256, OPT_NO_WAIT_ORPHANS, OPT_INCLUDE, OPT_EXCLUDE };
+enum {
+	OPT_STRICT = 256,
+	OPT_NO_WAIT_ORPHANS,
+	OPT_INCLUDE,
+	OPT_EXCLUDE,
+	OPT_SPIN_US,
+};
 
 /* Paths under /proc, /sys and /dev are not traced unless included. */
 static const char *const default_exclude[] = { "/proc", "/sys", "/dev" };
@@ -105,6 +114,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "level", required_argument, NULL, 'l' },
 		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ "exclude", required_argument, NULL, OPT_EXCLUDE },
+		{ "spin-us", required_argument, NULL, OPT_SPIN_US },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "no-wait-orphans", no_argument, NULL, OPT_NO_WAIT_ORPHANS },
 		{ "help", no_argument, NULL, 'h' },
@@ -115,6 +125,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->wait_orphans = true;
+	o->spin_us = 50;
 	for (size_t i = 0; i < ARRAY_SIZE(default_exclude); i++)
 		o->exclude[o->nexclude++] = default_exclude[i];
 	opterr = 0;
@@ -138,6 +149,16 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		case OPT_STRICT:
 			o->strict = true;
 			break;
+		case OPT_SPIN_US: {
+			uint64_t us;
+
+			if (!parse_u64(optarg, &us) || us > 100000)
+				return usage_error(
+					"--spin-us takes microseconds from 0 to 100000, not '%s'",
+					optarg);
+			o->spin_us = (long)us;
+			break;
+		}
 		case OPT_INCLUDE:
 			if (add_prefix(o->include, &o->ninclude, optarg) >= 0)
 				return EXIT_IOWRAP_FAILED;
@@ -296,6 +317,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 	struct tracer_config cfg = {
 		.wait_orphans = st->opt.wait_orphans,
 		.level = st->opt.level,
+		.spin_us = st->opt.spin_us,
 		.include = st->opt.include,
 		.exclude = st->opt.exclude,
 		.sink = &st->sink,

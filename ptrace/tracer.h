@@ -19,6 +19,7 @@
 struct tracer_config {
 	bool wait_orphans;
 	enum trace_level level;
+	long spin_us; /* poll this long for the next stop before sleeping */
 	const char *const *include; /* path prefixes, NULL-terminated */
 	const char *const *exclude;
 	struct trace_sink *sink;
