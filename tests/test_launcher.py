@@ -274,3 +274,21 @@ def test_closed_stderr_pipe_does_not_kill_the_task(tmp_path):
                        text=True, timeout=60)
     assert p.stdout == "5\n"
     assert marker.read_text() == "ok\n"
+
+
+@pytest.mark.parametrize("value", ["-1", "abc", "100001", ""])
+def test_bad_spin_us_is_refused(tmp_path, value):
+    p = subprocess.run([str(IOWRAP), "--spin-us", value, "--", "true"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 125
+    assert p.stderr == (f"iowrap: --spin-us takes microseconds from 0 to "
+                        f"100000, not '{value}'; see iowrap --help\n")
+
+
+@pytest.mark.parametrize("value", ["0", "50", "100000"])
+def test_spin_us_values_trace_the_same(iowrap, value):
+    t = iowrap("--spin-us", value, "--level", "full", "sh", "-c",
+               "cat /etc/hostname > /dev/null; exit 2")
+    assert t.returncode == 2
+    assert t.summary["tracing"]["complete"] is True
+    assert t.summary["totals"]["processes"] == 2
