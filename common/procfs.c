@@ -253,28 +253,41 @@ void mountinfo_unescape(const char *in, char *out, size_t size)
 	out[n] = '\0';
 }
 
+int parse_mountinfo_line(const char *line, size_t len,
+			 struct mountinfo_entry *m)
+{
+	char copy[4096];
+	char *f[32];
+	size_t n;
+
+	snprintf(copy, sizeof(copy), "%.*s", (int)len, line);
+	n = split_fields(copy, f, ARRAY_SIZE(f));
+	/* id parent maj:min root point opts [optional...] - fstype source */
+	if (n < 7 || sscanf(f[2], "%u:%u", &m->major, &m->minor) != 2)
+		return -EINVAL;
+	for (size_t i = 6; i + 1 < n; i++) {
+		if (strcmp(f[i], "-") == 0) {
+			mountinfo_unescape(f[4], m->point, sizeof(m->point));
+			snprintf(m->fstype, sizeof(m->fstype), "%s", f[i + 1]);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size)
 {
 	const char *line = mountinfo;
+	struct mountinfo_entry m;
 
 	while (line && *line) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char copy[4096];
-		char *f[12];
-		size_t n;
 
-		snprintf(copy, sizeof(copy), "%.*s", (int)len, line);
-		n = split_fields(copy, f, ARRAY_SIZE(f));
-		/* id parent maj:min root mount opts [optional...] - fstype */
-		for (size_t i = 5; i + 1 < n; i++) {
-			if (strcmp(f[i], "-") == 0) {
-				if (strcmp(f[i + 1], "cgroup2") == 0) {
-					mountinfo_unescape(f[4], dir, size);
-					return true;
-				}
-				break;
-			}
+		if (parse_mountinfo_line(line, len, &m) == 0 &&
+		    strcmp(m.fstype, "cgroup2") == 0) {
+			snprintf(dir, size, "%s", m.point);
+			return true;
 		}
 		line = nl ? nl + 1 : NULL;
 	}

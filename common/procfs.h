@@ -55,6 +55,15 @@ bool find_container_id(const char *text, const char *after, char id[65]);
 /* mountinfo writes space, tab, newline and backslash as \NNN; in and out
  * may be the same buffer. */
 void mountinfo_unescape(const char *in, char *out, size_t size);
+struct mountinfo_entry {
+	unsigned major, minor;
+	char point[4096]; /* unescaped */
+	char fstype[64];
+};
+
+/* One line of /proc/PID/mountinfo; 0 or -EINVAL. */
+int parse_mountinfo_line(const char *line, size_t len,
+			 struct mountinfo_entry *m);
 /* The mount point of the cgroup2 filesystem in mountinfo text. */
 bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size);
 

@@ -124,33 +124,17 @@ void file_closed(struct file_table *ft, uint64_t id, int64_t size)
 		ft->files[id - 1].size_last_close = size;
 }
 
-/* mountinfo: id parent major:minor root point opts [opt...] - fstype ... */
-static void parse_mount_line(struct file_table *ft, char *line)
+static void add_mount(struct file_table *ft, const char *line, size_t len)
 {
-	char *f[32];
-	size_t n = 0;
-	unsigned major, minor;
+	struct mountinfo_entry m;
 
-	for (char *tok = strtok(line, " "); tok && n < ARRAY_SIZE(f);
-	     tok = strtok(NULL, " "))
-		f[n++] = tok;
-	if (n < 7 || sscanf(f[2], "%u:%u", &major, &minor) != 2)
+	if (parse_mountinfo_line(line, len, &m) < 0)
 		return;
-	for (size_t i = 6; i + 1 < n; i++) {
-		if (strcmp(f[i], "-") != 0)
-			continue;
-		ft->mounts = xrealloc(ft->mounts,
-				      (ft->nmounts + 1) * sizeof(*ft->mounts));
-		ft->mounts[ft->nmounts] =
-			(struct mount_entry){ major, minor, xstrdup(f[4]),
-					      xstrdup(f[i + 1]) };
-		/* In place: unescaping only ever shortens. */
-		mountinfo_unescape(ft->mounts[ft->nmounts].point,
-				   ft->mounts[ft->nmounts].point,
-				   strlen(f[4]) + 1);
-		ft->nmounts++;
-		return;
-	}
+	ft->mounts =
+		xrealloc(ft->mounts, (ft->nmounts + 1) * sizeof(*ft->mounts));
+	ft->mounts[ft->nmounts++] = (struct mount_entry){ m.major, m.minor,
+							  xstrdup(m.point),
+							  xstrdup(m.fstype) };
 }
 
 static void read_mounts(struct file_table *ft)
@@ -167,13 +151,14 @@ static void read_mounts(struct file_table *ft)
 		free(buf);
 		return;
 	}
-	for (char *line = buf, *nl; *line; line = nl + 1) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		parse_mount_line(ft, line);
+	for (const char *line = buf; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		add_mount(ft, line, len);
 		if (!nl)
 			break;
+		line = nl + 1;
 	}
 	free(buf);
 }
@@ -212,12 +197,7 @@ void file_table_write(struct file_table *ft, struct trace_sink *sink)
 		};
 
 		sb_reset(&paths);
-		for (uint32_t j = 0; j < f->npaths; j++) {
-			if (j)
-				sb_addc(&paths, ' ');
-			argv_quote_word(&paths, f->paths[j],
-					strlen(f->paths[j]));
-		}
+		argv_quote_vector(&paths, f->paths);
 		rec.paths = sb_str(&paths);
 		trace_file(sink, &rec);
 	}

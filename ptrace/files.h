@@ -19,7 +19,7 @@
 struct file_info {
 	uint64_t id, dev, ino;
 	int64_t size_first_open, size_last_close;
-	char *paths[FILE_MAX_PATHS];
+	char *paths[FILE_MAX_PATHS + 1]; /* NULL-terminated */
 	uint32_t npaths, paths_dropped;
 	bool gone; /* its last name was removed: (dev, ino) may be reused */
 };

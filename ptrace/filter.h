@@ -104,7 +104,6 @@ enum sc_id {
 /* Scans libseccomp's tables for the above (a unit test compares). */
 uint32_t filter_max_known_nr(uint32_t arch, uint32_t base);
 
-const char *sc_name(enum sc_id id);
 /* "summary", "files" or "full"; returns -1 for anything else. */
 int trace_level_parse(const char *s);
 const char *trace_level_name(enum trace_level level);

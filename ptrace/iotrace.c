@@ -117,14 +117,21 @@ static bool excluded(const struct iotrace *io, const char *path)
 	return false;
 }
 
+/* stat(2) of what the task's fd refers to, through /proc/PID/fd/N. */
+static int fd_stat(struct iotrace *io, pid_t pid, int fd, struct stat *st)
+{
+	char link[48];
+
+	snprintf(link, sizeof(link), "%d/fd/%d", (int)pid, fd);
+	return fstatat(io->procfd, link, st, 0);
+}
+
 /* Fills an ofd's type, inode and traced flag from the open fd itself. */
 static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o)
 {
-	char link[48];
 	struct stat st;
 
-	snprintf(link, sizeof(link), "%d/fd/%d", (int)pid, fd);
-	if (fstatat(io->procfd, link, &st, 0) < 0)
+	if (fd_stat(io, pid, fd, &st) < 0)
 		return;
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
 		o->inode_id = file_seen(&io->files, (uint64_t)st.st_dev,
@@ -335,11 +342,9 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 /* The size of an open file, through the task's fd. */
 static int64_t fd_size(struct iotrace *io, struct tracee *t, int fd)
 {
-	char link[48];
 	struct stat st;
 
-	snprintf(link, sizeof(link), "%d/fd/%d", (int)t->proc->rec.pid, fd);
-	return fstatat(io->procfd, link, &st, 0) == 0 ? st.st_size : -1;
+	return fd_stat(io, t->proc->rec.pid, fd, &st) == 0 ? st.st_size : -1;
 }
 
 static void close_fd(struct iotrace *io, struct tracee *t, int fd)
@@ -801,8 +806,14 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_EXECVEAT:
 		t->call.rchar_before = process_rchar(io, t);
 		break;
-	default:
+	case SC_UNLINK:
+	case SC_UNLINKAT:
+	case SC_RMDIR:
+	case SC_RENAME:
+	case SC_RENAMEAT:
+	case SC_RENAMEAT2:
 		note_doomed_inode(io, t);
+		break;
 	}
 	return (data & SC_DATA_NEEDS_EXIT) && t->call.id != SC_UNKNOWN;
 }
