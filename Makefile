@@ -14,7 +14,7 @@ CPPFLAGS  := -D_GNU_SOURCE -Icommon -Iptrace -Icmd -I$(DEPS)/include \
 CFLAGS    := -std=c11 -O2 -g $(WARN) -fstack-protector-strong \
              -D_FORTIFY_SOURCE=2
 LDFLAGS   := -static
-LDLIBS    := $(DEPS)/lib/libseccomp.a $(DEPS)/lib/libfuse3.a -lpthread
+LDLIBS    := $(DEPS)/lib/libseccomp.a $(DEPS)/lib/libfuse3.a $(DEPS)/lib/libcjson.a -lpthread
 
 COMMON_SRC := $(sort $(wildcard common/*.c))
 PTRACE_SRC := $(sort $(wildcard ptrace/*.c))

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Build libseccomp and libfuse3 as static musl libraries from Debian bookworm's
-# own source packages, into build/deps (relative to the repository root):
+# Build libseccomp, libfuse3 and cJSON as static musl libraries from Debian
+# bookworm's own source packages, into build/deps (relative to the repository
+# root):
 #
 #   build/deps/lib/libseccomp.a  build/deps/include/seccomp.h
 #   build/deps/lib/libfuse3.a    build/deps/include/fuse3/*.h
+#   build/deps/lib/libcjson.a    build/deps/include/cjson/cJSON.h
 #   build/kheaders/              kernel headers for `musl-gcc -idirafter`
 #
 # Sources come from `apt-get source` run with a private apt configuration under
@@ -21,8 +23,10 @@ SECCOMP_SRC=libseccomp
 SECCOMP_VERSION=2.5.4-1+deb12u1
 FUSE_SRC=fuse3
 FUSE_VERSION=3.14.0-4
+CJSON_SRC=cjson
+CJSON_VERSION=1.7.15-1+deb12u4
 # Bump when the build recipe changes, to invalidate existing build/deps.
-RECIPE=1
+RECIPE=2
 
 ME=build-deps.sh
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -71,6 +75,7 @@ run_retry() { # STEP LOGFILE CMD...
 stamp_ok() {
     [ -f "$DEPS/lib/libseccomp.a" ] && [ -f "$DEPS/lib/libfuse3.a" ] &&
         [ -f "$DEPS/include/seccomp.h" ] && [ -f "$DEPS/include/fuse3/fuse.h" ] &&
+    [ -f "$DEPS/lib/libcjson.a" ] && [ -f "$DEPS/include/cjson/cJSON.h" ] &&
         [ -f "$STAMP" ] && grep -qx "recipe=$RECIPE" "$STAMP"
 }
 
@@ -96,7 +101,7 @@ make_kheaders() {
 }
 
 up_to_date_msg() {
-    say "up to date ($(grep -E '^(libseccomp|fuse3)=' "$STAMP" | paste -sd' ')); rm -rf build/deps to rebuild"
+    say "up to date ($(grep -E '^(libseccomp|fuse3|cjson)=' "$STAMP" | paste -sd' ')); rm -rf build/deps to rebuild"
 }
 
 # Fast path: nothing to write.
@@ -275,12 +280,15 @@ fetch_source() { # SRCPKG VERSION
 
 SECCOMP_USED=$(pick_version "$SECCOMP_SRC" "$SECCOMP_VERSION")
 FUSE_USED=$(pick_version "$FUSE_SRC" "$FUSE_VERSION")
+CJSON_USED=$(pick_version "$CJSON_SRC" "$CJSON_VERSION")
 
 : >"$LOGS/$SECCOMP_SRC-unpack.log"
 : >"$LOGS/$FUSE_SRC-unpack.log"
+: >"$LOGS/$CJSON_SRC-unpack.log"
 SECCOMP_DIR=$(fetch_source "$SECCOMP_SRC" "$SECCOMP_USED")
 FUSE_DIR=$(fetch_source "$FUSE_SRC" "$FUSE_USED")
-say "sources: $SECCOMP_SRC $SECCOMP_USED, $FUSE_SRC $FUSE_USED (Debian $SUITE, unpacked in build/src)"
+CJSON_DIR=$(fetch_source "$CJSON_SRC" "$CJSON_USED")
+say "sources: $SECCOMP_SRC $SECCOMP_USED, $FUSE_SRC $FUSE_USED, $CJSON_SRC $CJSON_USED (Debian $SUITE, unpacked in build/src)"
 
 HINT="read the log; 'rm -rf build/src' and rerun if the source tree is damaged"
 
@@ -338,15 +346,30 @@ run_logged "fuse3 meson setup" "$LOG" meson setup "$B" "$FUSE_DIR" \
 run_logged "fuse3 build" "$LOG" ninja -C "$B" -j"$JOBS"
 run_logged "fuse3 install" "$LOG" meson install -C "$B" --no-rebuild --destdir "$STAGE"
 
+# --- cJSON (two files; its CMake build is not needed for a static archive) ----
+# Reads summary.json and other JSON for `iowrap tasks` and `iowrap report`.
+LOG=$LOGS/cjson.log
+: >"$LOG"
+B=$SRC/cjson-build
+rm -rf "$B"
+mkdir -p "$B" "$STAGE$DEPS/lib" "$STAGE$DEPS/include/cjson"
+say "building cJSON (log: build/logs/cjson.log)"
+run_logged "cJSON compile" "$LOG" musl-gcc $CFLAGS_MUSL -std=c89 -fno-strict-aliasing \
+    -c "$CJSON_DIR/cJSON.c" -o "$B/cJSON.o"
+run_logged "cJSON archive" "$LOG" ar rcs "$STAGE$DEPS/lib/libcjson.a" "$B/cJSON.o"
+run_logged "cJSON install" "$LOG" install -m 0644 "$CJSON_DIR/cJSON.h" "$STAGE$DEPS/include/cjson/cJSON.h"
+
 # --- move into place ---------------------------------------------------------
-if [ ! -f "$STAGE$DEPS/lib/libseccomp.a" ] || [ ! -f "$STAGE$DEPS/lib/libfuse3.a" ]; then
-    die "install produced no libseccomp.a/libfuse3.a under ${STAGE#"$ROOT"/} (logs: build/logs)"
-fi
+for lib in libseccomp.a libfuse3.a libcjson.a; do
+    [ -f "$STAGE$DEPS/lib/$lib" ] ||
+        die "install produced no $lib under ${STAGE#"$ROOT"/} (logs: build/logs)"
+done
 rm -f "$STAGE$DEPS"/lib/*.la
 cat >"${STAGE}${STAMP}" <<EOF
 recipe=$RECIPE
 libseccomp=$SECCOMP_USED
 fuse3=$FUSE_USED
+cjson=$CJSON_USED
 mirror=$MIRROR $SUITE
 built=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 EOF
@@ -355,6 +378,6 @@ mv "$STAGE$DEPS" "$DEPS"
 rm -rf "$STAGE"
 # The unpacked trees (fuse3's is ~100 MB, mostly docs) and build dirs are only
 # useful for debugging a failed build; keep the downloaded .dsc and tarballs.
-rm -rf "$SECCOMP_DIR" "$FUSE_DIR" "$SRC/libseccomp-build" "$SRC/fuse3-build"
+rm -rf "$SECCOMP_DIR" "$FUSE_DIR" "$CJSON_DIR" "$SRC/libseccomp-build" "$SRC/fuse3-build" "$SRC/cjson-build"
 
-say "done in $(($(date +%s) - START))s: build/deps (libseccomp $SECCOMP_USED, fuse3 $FUSE_USED)"
+say "done in $(($(date +%s) - START))s: build/deps (libseccomp $SECCOMP_USED, fuse3 $FUSE_USED, cjson $CJSON_USED)"
