@@ -1,0 +1,145 @@
+"""wrappers/nextflow: the process shell of iowrap.config, run the way Nextflow's
+.command.run runs it (Nextflow itself cannot be installed here), in a work
+directory laid out as Nextflow lays it out."""
+import json
+import os
+import subprocess
+
+from conftest import IOWRAP, ROOT
+
+NF = ROOT / "wrappers" / "nextflow"
+SHELL = [str(NF / "iowrap-nf"), "--", "/bin/bash", "-euo", "pipefail"]
+
+# The parts of Nextflow 24's command-run.txt that launch the task: the metadata
+# header, nxf_trace's background run of the script (reduced: no /proc polling),
+# nxf_launch and nxf_main's tee plumbing.
+COMMAND_RUN = """\
+#!/bin/bash
+### ---
+### name: 'FASTQC (sample_1)'
+### outputs:
+### - 'out.txt'
+### ...
+set -e
+set -u
+NXF_ENTRY=${{1:-nxf_main}}
+
+nxf_trace() {{
+    local pid
+    {shell} {workdir}/.command.sh &
+    pid=$!
+    wait $pid
+}}
+
+nxf_launch() {{
+    {launch}
+}}
+
+nxf_main() {{
+    export NXF_TASK_WORKDIR="$PWD"
+    set +e
+    (set -o pipefail; (nxf_launch | tee .command.out) 3>&1 1>&2 2>&3 | tee .command.err) 3>&1 1>&2 2>&3 &
+    pid=$!
+    wait $pid || nxf_main_ret=$?
+    printf -- "${{nxf_main_ret:=0}}" > .exitcode
+    exit $nxf_main_ret
+}}
+
+$NXF_ENTRY
+"""
+
+SCRIPT = """\
+#!{shebang}
+echo "$-" > flags
+shopt -o pipefail > pipefail
+tr a-z A-Z < ../../input.txt > out.txt
+"""
+
+
+def nextflow_task(tmp_path, with_trace):
+    workdir = tmp_path / "work" / "3f" / "a2b4c6d8e9f00112233445566778899"
+    workdir.mkdir(parents=True)
+    (tmp_path / "work" / "input.txt").write_text("hello\n")
+    shell = " ".join(SHELL)
+    (workdir / ".command.sh").write_text(SCRIPT.format(shebang=shell))
+    if with_trace:
+        launch = f"{shell} {workdir}/.command.run nxf_trace"
+    else:
+        launch = f"{shell} {workdir}/.command.sh"
+    (workdir / ".command.run").write_text(
+        COMMAND_RUN.format(shell=shell, workdir=workdir, launch=launch))
+    env = dict(os.environ, IOWRAP=str(IOWRAP))
+    for var in ("IOWRAP_DIR", "IOWRAP_ROOT"):
+        env.pop(var, None)
+    # Nextflow's executors run the wrapper with plain bash in the work dir.
+    proc = subprocess.run(["/bin/bash", ".command.run"], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=120)
+    return workdir, proc
+
+
+def check_one_trace_of_the_script(workdir, proc):
+    assert proc.returncode == 0, proc.stderr
+    # No second iowrap complained about being traced itself.
+    assert "iowrap" not in (workdir / ".command.err").read_text()
+    assert (workdir / "out.txt").read_text() == "HELLO\n"
+    # nf-core's bash flags reached the task script.
+    assert set("eu") <= set((workdir / "flags").read_text().strip())
+    assert (workdir / "pipefail").read_text().split() == ["pipefail", "on"]
+    summaries = list(workdir.rglob("summary.json"))
+    assert len(summaries) == 1, summaries
+    summary = json.loads(summaries[0].read_text())
+    assert summary["command"] == ["/bin/bash", "-euo", "pipefail",
+                                  f"{workdir}/.command.sh"]
+    assert summary["exit"]["code"] == 0
+    return summary
+
+
+def test_nextflow_shell_traces_the_task_script(tmp_path):
+    workdir, proc = nextflow_task(tmp_path, with_trace=False)
+    check_one_trace_of_the_script(workdir, proc)
+
+
+def test_nextflow_shell_with_trace_on_traces_the_task_once(tmp_path):
+    """With trace/timeline/report on, .command.run re-runs itself with the
+    process shell (`... .command.run nxf_trace`): that run is not traced, the
+    task script it starts is, once."""
+    workdir, proc = nextflow_task(tmp_path, with_trace=True)
+    check_one_trace_of_the_script(workdir, proc)
+
+
+def test_nextflow_trace_in_work_dir_with_task_identity(tmp_path):
+    workdir, proc = nextflow_task(tmp_path, with_trace=True)
+    summary = check_one_trace_of_the_script(workdir, proc)
+    assert (workdir / ".iowrap" / "summary.json").exists()
+    task = summary["task"]
+    assert task["engine"] == "nextflow"
+    assert task["name"] == "FASTQC (sample_1)"
+    assert task["nextflow"]["workdir"] == str(workdir)
+    assert task["nextflow"]["hash"] == "3f/a2b4c6"
+
+
+def test_nextflow_shell_passes_iowrap_options(tmp_path):
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    script = workdir / ".command.sh"
+    script.write_text("cat /etc/hostname > /dev/null\n")
+    env = dict(os.environ, IOWRAP=str(IOWRAP))
+    proc = subprocess.run(
+        [str(NF / "iowrap-nf"), "--level", "files", "-o", str(tmp_path / "t"),
+         "--", "/bin/bash", "-euo", "pipefail", str(script)],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "t" / "io.csv").exists()
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert summary["command"] == ["/bin/bash", "-euo", "pipefail", str(script)]
+
+
+def test_nextflow_shell_without_iowrap_runs_untraced(tmp_path):
+    env = dict(os.environ, IOWRAP=str(tmp_path / "missing"))
+    proc = subprocess.run(
+        [str(NF / "iowrap-nf"), "--", "/bin/bash", "-euo", "pipefail", "-c",
+         "false | true"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1  # pipefail kept
+    assert "running untraced" in proc.stderr
+    assert not list(tmp_path.rglob("summary.json"))
