@@ -217,3 +217,50 @@ def test_sbatch_array_with_shipped_script(slurm, tmp_path):
     # Array element ids are distinct jobs of one array.
     assert len({j["JobId"] for j in jobs}) == 3
     assert Path(tmp_path / f"slurm-{array_id}_1.out").exists()
+
+
+def test_snakemake_jobs_through_slurm(slurm, tmp_path):
+    """The shipped Snakemake job script on a real cluster: each job is a Slurm
+    job (`srun` as Snakemake's synchronous submit command); its trace names
+    both the Snakemake job and the Slurm job it ran in."""
+    from test_snakemake import SNAKEFILE, snakemake_jobs
+    if shutil.which("snakemake") is None:
+        pytest.skip("snakemake not installed: run ci/install-packages.sh")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "iowrap").symlink_to(IOWRAP)
+    (home / "snakemake").symlink_to(ROOT / "wrappers" / "snakemake")
+    tag = uuid.uuid4().hex[:6]
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    (profile / "config.yaml").write_text(
+        f'cluster-sync: "srun -J smk{tag}-{{rule}}-{{jobid}}"\n'
+        f"jobscript: {ROOT / 'wrappers' / 'snakemake' / 'jobscript.sh'}\n"
+        "jobs: 2\nlatency-wait: 5\n")
+    wf = tmp_path / "wf"
+    wf.mkdir()
+    (wf / "Snakefile").write_text(SNAKEFILE)
+    (wf / "samples.txt").write_text("a1\nb1\nc1\na2\n")
+    env = slurm_env(tmp_path, IOWRAP_HOME=str(home), CI="true")
+    del env["IOWRAP_ROOT"]
+    env.pop("IOWRAP", None)
+    proc = subprocess.run(["snakemake", "--profile", str(profile)], cwd=wf,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (wf / "merged.txt").read_text() == "A1\nA2\nB1\nC1\n"
+    (log,) = re.findall(r"^Complete log: (\S+)$", proc.stderr, re.M)
+    jobs = snakemake_jobs((wf / log).read_text())
+    assert len(jobs) == 7, jobs
+
+    import json
+    traces = [json.loads(p.read_text()) for p in wf.rglob("summary.json")]
+    assert len(traces) == 7, [t.get("task") for t in traces]
+    for summary in traces:
+        task = summary["task"]
+        assert task["engine"] == "snakemake", task
+        smk = task["snakemake"]
+        job = jobs[smk["jobid"]]
+        assert smk["rule"] == job["rule"]
+        (record,) = jobs_named(f"smk{tag}-{job['rule']}-{smk['jobid']}", env)
+        assert task["slurm"]["job_id"] == record["JobId"], task
+        assert task["slurm"]["step_id"] == "0", task
