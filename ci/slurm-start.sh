@@ -24,7 +24,11 @@ for prog in munged slurmctld slurmd sinfo scontrol; do
         die "$prog not found; fix: apt-get install slurm-wlm munge (ci/install-packages.sh)"
 done
 
-running() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# running NAME: the daemon NAME's pid file names a live NAME (not a reused pid).
+running() {
+    local file=$dir/$1.pid
+    [ -s "$file" ] && [ "$(readlink "/proc/$(cat "$file")/exe" 2>/dev/null)" = "$(readlink -f "$(command -v "$1")")" ]
+}
 
 node_idle() {
     local state
@@ -86,8 +90,8 @@ else
     changed=0
 fi
 
-if [ "$changed" -eq 0 ] && running "$dir/munged.pid" && running "$dir/slurmctld.pid" &&
-    running "$dir/slurmd.pid" && node_idle; then
+if [ "$changed" -eq 0 ] && running munged && running slurmctld &&
+    running slurmd && node_idle; then
     echo "export SLURM_CONF=$conf"
     exit 0
 fi
@@ -100,7 +104,7 @@ if [ ! -s "$dir/munge/munge.key" ]; then
     mv "$dir/munge/munge.key.new" "$dir/munge/munge.key"
 fi
 
-if ! running "$dir/munged.pid"; then
+if ! running munged; then
     munged --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
         --pid-file="$dir/munged.pid" --log-file="$dir/log/munged.log" \
         --seed-file="$dir/munge/munged.seed" --force ||
@@ -108,10 +112,10 @@ if ! running "$dir/munged.pid"; then
 fi
 
 export SLURM_CONF=$conf
-if ! running "$dir/slurmctld.pid"; then
+if ! running slurmctld; then
     slurmctld -f "$conf" || die "slurmctld failed to start; see $dir/log/slurmctld.log"
 fi
-if ! running "$dir/slurmd.pid"; then
+if ! running slurmd; then
     slurmd -f "$conf" || die "slurmd failed to start; see $dir/log/slurmd.log"
 fi
 

@@ -10,24 +10,25 @@ dir=${IOWRAP_SLURM_DIR:-$top/build/slurm}
 keep=0
 [ "${1:-}" = "--keep-config" ] && keep=1
 
-stop_pidfile() {
-    local file=$1 pid
-    [ -s "$file" ] || return 0
+# Each daemon takes about 2 s to exit: signal all of them, then wait.
+pids=()
+for name in slurmd slurmctld munged; do
+    file=$dir/$name.pid
+    [ -s "$file" ] || continue
     pid=$(cat "$file")
-    case "$pid" in '' | *[!0-9]*) rm -f "$file"; return 0 ;; esac
-    if kill -TERM "$pid" 2>/dev/null; then
-        for _ in $(seq 1 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
     rm -f "$file"
-}
-
-stop_pidfile "$dir/slurmd.pid"
-stop_pidfile "$dir/slurmctld.pid"
-stop_pidfile "$dir/munged.pid"
+    case "$pid" in '' | *[!0-9]*) continue ;; esac
+    # A stale pid file may name another process by now: only ours is stopped.
+    [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$(readlink -f "$(command -v "$name")")" ] || continue
+    kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+done
+for pid in "${pids[@]}"; do
+    for _ in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+done
 if [ "$keep" -eq 0 ] && [ -d "$dir" ]; then
     rm -rf "$dir/ctld" "$dir/d"
 fi
