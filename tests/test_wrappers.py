@@ -145,3 +145,57 @@ def test_nextflow_shell_without_iowrap_runs_untraced(tmp_path):
     assert proc.returncode == 1  # pipefail kept
     assert "running untraced" in proc.stderr
     assert not list(tmp_path.rglob("summary.json"))
+
+
+def test_kubernetes_fragment_as_a_pod_would_run_it(tmp_path):
+    """Runs the fragment's container command the way the kubelet would: the
+    downward API env and labels file filled in, $(VAR) expanded; iowrap must
+    find every identity field the fragment passes."""
+    import re
+    import yaml
+    spec = yaml.safe_load((ROOT / "wrappers" / "kubernetes" /
+                           "pod-fragment.yaml").read_text())
+    meta = spec["metadata"]
+    (container,) = spec["spec"]["containers"]
+    downward = {
+        "metadata.name": meta["name"], "metadata.namespace": "genomics",
+        "metadata.uid": "0d6f3c4e-1b2a-4c5d-8e9f-a0b1c2d3e4f5",
+        "spec.nodeName": "node-7",
+    }
+    env = {}
+    for var in container["env"]:
+        path = var["valueFrom"]["fieldRef"]["fieldPath"]
+        m = re.fullmatch(r"metadata\.labels\['(.+)'\]", path)
+        env[var["name"]] = meta["labels"][m.group(1)] if m else downward[path]
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    podinfo = tmp_path / "podinfo"
+    podinfo.mkdir()
+    # The downward API writes labels as key="value" lines, sorted.
+    (podinfo / "labels").write_text("".join(
+        f'{k}="{v}"\n' for k, v in sorted(meta["labels"].items())))
+    traces = tmp_path / "traces"
+
+    def kubelet(word):
+        word = re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], word)
+        word = word.replace(mounts["iowrap"] + "/iowrap", str(IOWRAP))
+        return word.replace(mounts["traces"], str(traces))
+
+    argv = [kubelet(w) for w in container["command"]]
+    argv += ["sh", "-c", "exit 0"]  # the image's samtools is not here
+    run_env = dict(env, PATH=os.environ["PATH"],
+                   IOWRAP_K8S_PODINFO=str(podinfo),
+                   KUBERNETES_SERVICE_HOST="10.0.0.1")
+    proc = subprocess.run(argv, env=run_env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    (path,) = traces.rglob("summary.json")
+    task = json.loads(path.read_text())["task"]
+    assert task["engine"] == "kubernetes", task
+    assert task["kubernetes"] == {
+        "pod_name": "align-sample-1", "namespace": "genomics",
+        "pod_uid": "0d6f3c4e-1b2a-4c5d-8e9f-a0b1c2d3e4f5",
+        "node_name": "node-7", "labels": {"app": "align", "sample": "s1"}}
+    assert task["labels"] == {"sample": "s1"}
+    assert mounts["iowrap"] == "/opt/iowrap"
+    assert spec["spec"]["volumes"][1]["downwardAPI"]["items"] == [
+        {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]
