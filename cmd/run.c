@@ -32,6 +32,7 @@
 struct run_options {
 	const char *output;
 	long spin_us;
+	bool follow_cpu;
 	const char *include[MAX_PREFIXES + 1];
 	const char *exclude[MAX_PREFIXES + 1];
 	size_t ninclude, nexclude;
@@ -59,6 +60,7 @@ static const char usage_text[] =
 	"                       /proc, /sys and /dev always)\n"
 	"      --spin-us N      poll N us for the next stop before sleeping\n"
 	"                       (default 50; 0: always sleep)\n"
+	"      --no-follow-cpu  never move next to a tracee that stops often\n"
 	"      --strict         exit 125 instead of running the task untraced\n"
 	"                       when ptrace cannot be used\n"
 	"      --no-wait-orphans  stop tracing when the main process exits;\n"
@@ -74,6 +76,7 @@ static int usage_error(const char *fmt, const char *arg);
 enum {
 	OPT_STRICT = 256,
 	OPT_NO_WAIT_ORPHANS,
+	OPT_NO_FOLLOW_CPU,
 	OPT_INCLUDE,
 	OPT_EXCLUDE,
 	OPT_SPIN_US,
@@ -117,6 +120,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "spin-us", required_argument, NULL, OPT_SPIN_US },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "no-wait-orphans", no_argument, NULL, OPT_NO_WAIT_ORPHANS },
+		{ "no-follow-cpu", no_argument, NULL, OPT_NO_FOLLOW_CPU },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -126,6 +130,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	memset(o, 0, sizeof(*o));
 	o->wait_orphans = true;
 	o->spin_us = 50;
+	o->follow_cpu = true;
 	for (size_t i = 0; i < ARRAY_SIZE(default_exclude); i++)
 		o->exclude[o->nexclude++] = default_exclude[i];
 	opterr = 0;
@@ -169,6 +174,9 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			break;
 		case OPT_NO_WAIT_ORPHANS:
 			o->wait_orphans = false;
+			break;
+		case OPT_NO_FOLLOW_CPU:
+			o->follow_cpu = false;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -318,6 +326,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 		.wait_orphans = st->opt.wait_orphans,
 		.level = st->opt.level,
 		.spin_us = st->opt.spin_us,
+		.follow_cpu = st->opt.follow_cpu,
 		.include = st->opt.include,
 		.exclude = st->opt.exclude,
 		.sink = &st->sink,
@@ -342,6 +351,8 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.syscall_stops = res.syscall_stops;
 	st->summary.unknown_syscalls = res.unknown_syscalls;
 	st->summary.used_io_uring = res.used_io_uring;
+	st->summary.follow_phases = res.follow_phases;
+	st->summary.follow_starved = res.follow_starved;
 	if (res.main_reaped)
 		set_main_exit(&st->summary, res.main_status);
 	else
