@@ -16,7 +16,7 @@ static const char procs_header[] =
 	"vmhwm_kib,vmpeak_kib,rchar,wchar,syscr,syscw,read_bytes,"
 	"write_bytes,cancelled_write_bytes,ctxt_voluntary,ctxt_involuntary,"
 	"minflt,majflt,threads,execs,untraced_read_bytes,"
-	"untraced_write_bytes\n";
+	"untraced_write_bytes,exec_read_bytes\n";
 
 void trace_init(struct trace_sink *ts)
 {
@@ -242,10 +242,13 @@ static void format_proc(struct strbuf *sb, const struct proc_record *r)
 	format_usage(sb, &r->usage);
 	add_u64_field(sb, r->usage.threads);
 	add_u64_field(sb, r->execs);
-	if (r->usage.io_traced) {
+	/* Known from rchar and wchar at the exit stop only. */
+	if (r->usage.io_traced && r->usage.measured) {
 		add_u64_field(sb, r->usage.untraced_read_bytes);
 		add_u64_field(sb, r->usage.untraced_write_bytes);
+		add_u64_field(sb, r->usage.exec_read_bytes);
 	} else {
+		add_sep(sb);
 		add_sep(sb);
 		add_sep(sb);
 	}
