@@ -202,39 +202,51 @@ static bool nextflow_script_dir(const char *word, const char *cwd,
 	return !dir->truncated && dir->len > 0;
 }
 
+/* Says why .command.run gave no name; silent if there is none at a
+ * directory that only NXF_TASK_WORKDIR named (a scratch dir has none). */
+static void no_task_name(struct task_identity *t, const char *path,
+			 int read_err, int parse_err)
+{
+	if (read_err == -ENOENT && !t->nf_workdir_confirmed)
+		return;
+	if (read_err == -EINVAL || parse_err == -EINVAL)
+		warn(t, ".command.run", "%s is not a text file; no task name",
+		     path);
+	else if (read_err)
+		warn(t, ".command.run", "cannot read %s: %s; no task name",
+		     path, strerror(-read_err));
+	else
+		warn(t, ".command.run", "%s has no task name header", path);
+}
+
 static void nextflow_header(struct task_identity *t, const char *workdir)
 {
 	struct strbuf path, text, name, process;
+	int read_err, parse_err = -ENOENT;
+	struct stat st;
 	bool complete;
-	int err;
 
 	sb_init(&path, PATH_MAX + 32);
 	sb_init(&text, 0);
 	sb_init(&name, 0);
 	sb_init(&process, 0);
 	sb_addf(&path, "%s/.command.run", workdir);
-	err = read_head(AT_FDCWD, sb_str(&path), 1 << 16, &text, &complete);
-	if (err == 0)
-		err = nextflow_header_name(text.buf ? text.buf : "", text.len,
-					   &name);
-	if (err == 0) {
+	if (lstat(sb_str(&path), &st) == 0)
+		t->nf_workdir_confirmed = true;
+	read_err =
+		read_head(AT_FDCWD, sb_str(&path), 1 << 16, &text, &complete);
+	if (!read_err)
+		parse_err =
+			nextflow_header_name(sb_str(&text), text.len, &name);
+	if (!read_err && !parse_err) {
 		set_field(t, TF_NF_NAME, sb_str(&name), name.len,
 			  ".command.run header");
 		nextflow_process_of(sb_str(&name), &process);
 		set_field(t, TF_NF_PROCESS, sb_str(&process), process.len,
 			  "nextflow.name before \" (\"");
-	} else if (err == -EINVAL) {
-		warn(t, ".command.run", "%s is not a text file: no task name",
-		     sb_str(&path));
-	} else if (err != -ENOENT || text.len == 0) {
-		warn(t, ".command.run", "cannot read %s: %s; no task name",
-		     sb_str(&path), strerror(-err));
 	} else {
-		warn(t, ".command.run", "%s has no task name header",
-		     sb_str(&path));
+		no_task_name(t, sb_str(&path), read_err, parse_err);
 	}
-	t->nf_workdir_confirmed |= err != -ENOENT || text.len > 0 ||
-				   access(sb_str(&path), F_OK) == 0;
 	sb_release(&path);
 	sb_release(&text);
 	sb_release(&name);

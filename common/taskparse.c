@@ -120,9 +120,12 @@ static void set_quoted_name(struct strbuf *name, const char *v, size_t len)
 {
 	while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\r'))
 		len--;
-	if (len >= 2 && v[0] == '\'' && v[len - 1] == '\'') {
+	/* Nextflow always quotes: a missing end quote means a cut line. */
+	if (len >= 1 && v[0] == '\'') {
 		v++;
-		len -= 2;
+		len--;
+		if (len >= 1 && v[len - 1] == '\'')
+			len--;
 	}
 	set_value(name, v, len);
 }
