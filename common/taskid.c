@@ -587,7 +587,14 @@ static bool engine_key(const struct task_identity *t, const char *engine,
 		       struct strbuf *sb)
 {
 	if (!strcmp(engine, "nextflow") && t->field[TF_NF_HASH]) {
-		sb_addf(sb, "nf-%s", t->field[TF_NF_HASH]);
+		const char *h = t->field[TF_NF_HASH];
+		size_t slash = strcspn(h, "/");
+
+		/* "3f/a2b4..." -> "nf-3f-a2b4...", as the contract spells it. */
+		sb_adds(sb, "nf-");
+		sb_add(sb, h, slash);
+		if (h[slash])
+			sb_addf(sb, "-%s", h + slash + 1);
 	} else if (!strcmp(engine, "snakemake") && t->field[TF_SMK_RULE]) {
 		sb_addf(sb, "smk-%s", t->field[TF_SMK_RULE]);
 		if (t->field[TF_SMK_JOBID])
