@@ -462,11 +462,13 @@ static int open_trace(struct run_state *st)
 	const char *dir, *root;
 	char *fallback = NULL;
 	struct strbuf why;
+	bool unique;
 	int err;
 
 	choose_place(st, &dir, &root);
+	unique = root || (!dir && st->task.nf_workdir_confirmed);
 	sb_init(&why, 0);
-	if (root || (!dir && st->task.nf_workdir_confirmed)) {
+	if (unique) {
 		err = open_unique(st, root, &why);
 	} else {
 		fallback = dir ? NULL : default_output_dir();
@@ -474,7 +476,7 @@ static int open_trace(struct run_state *st)
 				 &why);
 	}
 	free(fallback);
-	if (err == -EEXIST && !root && dir) {
+	if (err == -EEXIST && !unique) {
 		warnx_line("%s", sb_str(&why));
 		sb_release(&why);
 		return EXIT_IOWRAP_FAILED;

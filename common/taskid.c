@@ -130,17 +130,22 @@ static void read_env_fields(struct task_identity *t)
 }
 
 /*
- * Reads up to max bytes of a regular file under dirfd; never blocks on a
- * FIFO or a device.  0, or -errno (-EFTYPE style -EINVAL: not a file).
+ * Reads up to max bytes of a regular file under dirfd; never opens a FIFO
+ * or a device.  0, or -errno (-EINVAL: not a regular file).
  */
 static int read_head(int dirfd, const char *path, size_t max, struct strbuf *sb,
 		     bool *complete)
 {
-	int fd = openat(dirfd, path,
-			O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
 	char buf[8192];
+	int fd;
 
+	/* Opening a device can have effects (a tape rewinds): look first. */
+	if (fstatat(dirfd, path, &st, 0) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
