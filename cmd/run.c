@@ -437,7 +437,6 @@ static int open_unique(struct run_state *st, const char *root,
 {
 	const char *workdir = st->task.field[TF_NF_WORKDIR];
 	const char *name = root ? st->task.key : ".iowrap";
-	struct strbuf chosen;
 	unsigned attempt = 1;
 	int err;
 
@@ -446,14 +445,12 @@ static int open_unique(struct run_state *st, const char *root,
 				why);
 	if (err || attempt == 1)
 		return err;
-	sb_init(&chosen, 0);
-	sb_adds(&chosen, strrchr(st->sink.dir.path, '/') + 1);
 	warnx_line(
 		"trace directory %s was taken by another task; writing to %s",
 		name, st->sink.dir.path);
+	/* The path ends in the name mkdir gave us. */
 	if (root)
-		taskid_set_key(&st->task, sb_str(&chosen));
-	sb_release(&chosen);
+		taskid_set_key(&st->task, strrchr(st->sink.dir.path, '/') + 1);
 	return 0;
 }
 
