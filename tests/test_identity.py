@@ -392,10 +392,18 @@ def test_nextflow_root_and_options(tmp_path):
     the key being Nextflow's hash."""
     root = tmp_path / "traces"
     workdir = nextflow_workdir(tmp_path, extra_iowrap_args=[
-        "--root", str(root), "--label", "run=tiny_euler"])
+        "--root", str(root), "--label", "run=tiny_euler", "--level",
+        "full"])
     assert run_nextflow_task(workdir).returncode == 0
     key = "nf-" + HASH.replace("/", "-")
-    task = task_of(root / HOST / key)
+    summary = json.loads((root / HOST / key / "summary.json").read_text())
+    files = {f["path"]: f for f in summary["files"]}
+    # The task's input (through its staged link) and outputs.
+    assert files[f"{workdir}/sample_1.fastq"]["read"]["bytes"] == len("@r1\nACGT\n+\nIIII\n")
+    assert files[f"{workdir}/sample_1_fastqc.txt"]["write"]["bytes"] == 2
+    assert files[f"{workdir}/.command.env"]["write"]["bytes"] == len(
+        "\nFOO=bar baz\n/FOO/\n")
+    task = summary["task"]
     assert task["key"] == key
     assert task["labels"] == {"run": "tiny_euler"}
     assert not (workdir / ".iowrap").exists()
