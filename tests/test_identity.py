@@ -33,6 +33,7 @@ HOST = "".join(c if c.isalnum() or c in "._-" else "_"
 if HOST.startswith("."):
     HOST = "_" + HOST[1:]
 NOBODY = 65534
+FASTQ = "@r1\nACGT\n+\nIIII\n"
 
 
 def clean_env(**extra):
@@ -237,14 +238,14 @@ echo /FOO/ >> .command.env
 """
 
 
-def nextflow_workdir(base, version="24", scratch=None, name="FASTQC (sample_1)",
-                     extra_iowrap_args=()):
+def nextflow_workdir(base, version="24", scratch=None,
+                     name="FASTQC (sample_1)", extra_iowrap_args=()):
     """Writes base/work/3f/<hash>/ as Nextflow would; returns it."""
     workdir = base / "work" / HASH
     workdir.mkdir(parents=True)
     data = base / "data"
     data.mkdir(exist_ok=True)
-    (data / "sample_1.fastq").write_text("@r1\nACGT\n+\nIIII\n")
+    (data / "sample_1.fastq").write_text(FASTQ)
     interpreter = " ".join([str(IOWRAP), *extra_iowrap_args, "--",
                             "/bin/bash", "-euo", "pipefail"])
     fields = dict(workdir=workdir, interpreter=interpreter,
@@ -399,7 +400,7 @@ def test_nextflow_root_and_options(tmp_path):
     summary = json.loads((root / HOST / key / "summary.json").read_text())
     files = {f["path"]: f for f in summary["files"]}
     # The task's input (through its staged link) and outputs.
-    assert files[f"{workdir}/sample_1.fastq"]["read"]["bytes"] == len("@r1\nACGT\n+\nIIII\n")
+    assert files[f"{workdir}/sample_1.fastq"]["read"]["bytes"] == len(FASTQ)
     assert files[f"{workdir}/sample_1_fastqc.txt"]["write"]["bytes"] == 2
     assert files[f"{workdir}/.command.env"]["write"]["bytes"] == len(
         "\nFOO=bar baz\n/FOO/\n")
