@@ -300,6 +300,8 @@ void summary_format(struct strbuf *sb, const struct run_summary *s,
 	json_time(&j, "end_time_s", s->end_us);
 	json_double(&j, "wall_time_s", (double)(s->end_us - s->start_us) / 1e6,
 		    6);
+	if (s->task)
+		taskid_format(&j, s->task);
 	format_exit(&j, s);
 	format_tracing(&j, s, problems);
 	format_totals(&j, s);

@@ -11,6 +11,7 @@
 #include "iostats.h"
 #include "record.h"
 #include "strbuf.h"
+#include "taskid.h"
 
 /* Sums over the process tree, built from the proc_records. */
 struct tree_totals {
@@ -61,6 +62,7 @@ struct run_summary {
 	const struct io_summary *io; /* set by trace_finish */
 	const struct host_info *host;
 	const struct task_context *context;
+	const struct task_identity *task;
 };
 
 /* Formats the summary; problems is a NULL-terminated list of strings. */

@@ -92,6 +92,12 @@ static void open_csv(struct trace_sink *ts, struct tracefile *tf,
 	sb_release(&sb);
 }
 
+static void start_files(struct trace_sink *ts)
+{
+	open_csv(ts, &ts->procs, "procs.csv", procs_header);
+	ts->last_flush_us = now_monotonic_us();
+}
+
 int trace_open(struct trace_sink *ts, const char *dir, bool force,
 	       struct strbuf *why)
 {
@@ -99,8 +105,18 @@ int trace_open(struct trace_sink *ts, const char *dir, bool force,
 
 	if (err)
 		return err;
-	open_csv(ts, &ts->procs, "procs.csv", procs_header);
-	ts->last_flush_us = now_monotonic_us();
+	start_files(ts);
+	return 0;
+}
+
+int trace_open_unique(struct trace_sink *ts, const char *dir, const char *sub,
+		      const char *name, unsigned *attempt, struct strbuf *why)
+{
+	int err = outdir_create_unique(&ts->dir, dir, sub, name, attempt, why);
+
+	if (err)
+		return err;
+	start_files(ts);
 	return 0;
 }
 
