@@ -23,6 +23,7 @@
 #include "launch.h"
 #include "signals.h"
 #include "summary.h"
+#include "taskid.h"
 #include "trace.h"
 #include "tracer.h"
 #include "util.h"
@@ -31,7 +32,11 @@
 
 struct run_options {
 	const char *output;
+	const char *root;
+	const char *task_name;
+	struct kv_list labels;
 	long spin_us;
+	bool follow_cpu;
 	const char *include[MAX_PREFIXES + 1];
 	const char *exclude[MAX_PREFIXES + 1];
 	size_t ninclude, nexclude;
@@ -48,8 +53,13 @@ static const char usage_text[] =
 	"Runs COMMAND, follows all its processes and threads, and writes a trace\n"
 	"directory: procs.csv (one row per process) and summary.json.\n"
 	"\n"
-	"  -o, --output DIR     trace directory (default: $IOWRAP_DIR, else\n"
-	"                       ./iowrap.HOSTNAME.PID); created 0700\n"
+	"  -o, --output DIR     trace directory (default: see --root, else\n"
+	"                       $IOWRAP_DIR, $IOWRAP_ROOT, a Nextflow task's\n"
+	"                       WORKDIR/.iowrap, ./iowrap.HOSTNAME.PID); 0700\n"
+	"      --root DIR       write to DIR/HOST/KEY/ (KEY: the task's key,\n"
+	"                       -2, -3... if taken); default $IOWRAP_ROOT\n"
+	"      --task NAME      the task's name (and key) in summary.json\n"
+	"      --label KEY=VALUE  a label in summary.json (repeatable)\n"
 	"  -f, --force          reuse a non-empty trace directory\n"
 	"  -l, --level LEVEL    summary: processes only (default); files: also\n"
 	"                       opens, closes, metadata; full: also every read,\n"
@@ -59,6 +69,7 @@ static const char usage_text[] =
 	"                       /proc, /sys and /dev always)\n"
 	"      --spin-us N      poll N us for the next stop before sleeping\n"
 	"                       (default 50; 0: always sleep)\n"
+	"      --no-follow-cpu  never move next to a tracee that stops often\n"
 	"      --strict         exit 125 instead of running the task untraced\n"
 	"                       when ptrace cannot be used\n"
 	"      --no-wait-orphans  stop tracing when the main process exits;\n"
@@ -74,9 +85,13 @@ static int usage_error(const char *fmt, const char *arg);
 enum {
 	OPT_STRICT = 256,
 	OPT_NO_WAIT_ORPHANS,
+	OPT_NO_FOLLOW_CPU,
 	OPT_INCLUDE,
 	OPT_EXCLUDE,
 	OPT_SPIN_US,
+	OPT_ROOT,
+	OPT_TASK,
+	OPT_LABEL,
 };
 
 /* Paths under /proc, /sys and /dev are not traced unless included. */
@@ -105,6 +120,20 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_IOWRAP_FAILED;
 }
 
+static int parse_label(struct run_options *o, const char *arg)
+{
+	struct strbuf why;
+	int status = -1;
+
+	sb_init(&why, 0);
+	if (taskid_parse_label(arg, &o->labels, &why) < 0) {
+		sb_addf(&why, ", not '%.64s'", arg);
+		status = usage_error("%s", sb_str(&why));
+	}
+	sb_release(&why);
+	return status;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct run_options *o)
 {
@@ -115,8 +144,12 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "include", required_argument, NULL, OPT_INCLUDE },
 		{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 		{ "spin-us", required_argument, NULL, OPT_SPIN_US },
+		{ "root", required_argument, NULL, OPT_ROOT },
+		{ "task", required_argument, NULL, OPT_TASK },
+		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "no-wait-orphans", no_argument, NULL, OPT_NO_WAIT_ORPHANS },
+		{ "no-follow-cpu", no_argument, NULL, OPT_NO_FOLLOW_CPU },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -126,6 +159,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	memset(o, 0, sizeof(*o));
 	o->wait_orphans = true;
 	o->spin_us = 50;
+	o->follow_cpu = true;
 	for (size_t i = 0; i < ARRAY_SIZE(default_exclude); i++)
 		o->exclude[o->nexclude++] = default_exclude[i];
 	opterr = 0;
@@ -149,6 +183,23 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		case OPT_STRICT:
 			o->strict = true;
 			break;
+		case OPT_ROOT:
+			if (!*optarg)
+				return usage_error("%s",
+						   "--root needs a directory");
+			o->root = optarg;
+			break;
+		case OPT_TASK:
+			if (!*optarg || strlen(optarg) > TASK_VALUE_MAX)
+				return usage_error(
+					"--task takes a name of 1 to 4096 bytes, not '%.64s'",
+					optarg);
+			o->task_name = optarg;
+			break;
+		case OPT_LABEL:
+			if (parse_label(o, optarg) >= 0)
+				return EXIT_IOWRAP_FAILED;
+			break;
 		case OPT_SPIN_US: {
 			uint64_t us;
 
@@ -169,6 +220,9 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			break;
 		case OPT_NO_WAIT_ORPHANS:
 			o->wait_orphans = false;
+			break;
+		case OPT_NO_FOLLOW_CPU:
+			o->follow_cpu = false;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -203,12 +257,9 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 
 static char *default_output_dir(void)
 {
-	const char *env = getenv("IOWRAP_DIR");
 	char host[HOST_NAME_MAX + 1] = "localhost";
 	struct strbuf sb;
 
-	if (env && *env)
-		return xstrdup(env);
 	gethostname(host, sizeof(host) - 1);
 	host[HOST_NAME_MAX] = '\0';
 	/* A hostname is not a path: keep it one component. */
@@ -247,7 +298,9 @@ struct run_state {
 	struct strbuf untraced_reason;
 	struct strbuf cmdpath;
 	char cwd[PATH_MAX];
-	struct option_value options[5];
+	struct task_identity task;
+	char host_dir[256];
+	struct option_value options[7];
 	struct sock_fprog filter;
 };
 
@@ -318,6 +371,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 		.wait_orphans = st->opt.wait_orphans,
 		.level = st->opt.level,
 		.spin_us = st->opt.spin_us,
+		.follow_cpu = st->opt.follow_cpu,
 		.include = st->opt.include,
 		.exclude = st->opt.exclude,
 		.sink = &st->sink,
@@ -342,6 +396,8 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.syscall_stops = res.syscall_stops;
 	st->summary.unknown_syscalls = res.unknown_syscalls;
 	st->summary.used_io_uring = res.used_io_uring;
+	st->summary.follow_phases = res.follow_phases;
+	st->summary.follow_starved = res.follow_starved;
 	if (res.main_reaped)
 		set_main_exit(&st->summary, res.main_status);
 	else
@@ -360,21 +416,75 @@ static void record_options(struct run_state *st)
 				      st->opt.wait_orphans };
 	o[4] = (struct option_value){ "level", trace_level_name(st->opt.level),
 				      -1 };
+	o[5] = (struct option_value){ "root", st->opt.root, -1 };
+	o[6] = (struct option_value){ "task", st->opt.task_name, -1 };
 	st->summary.options = o;
-	st->summary.noptions = 5;
+	st->summary.noptions = 7;
+}
+
+/* Where the trace goes: -o > --root > IOWRAP_DIR > IOWRAP_ROOT > a
+ * Nextflow task's WORKDIR/.iowrap > ./iowrap.HOST.PID. */
+static void choose_place(struct run_state *st, const char **dir,
+			 const char **root)
+{
+	const char *env_dir = getenv("IOWRAP_DIR");
+	const char *env_root = getenv("IOWRAP_ROOT");
+
+	*dir = NULL;
+	*root = NULL;
+	if (st->opt.output)
+		*dir = st->opt.output;
+	else if (st->opt.root)
+		*root = st->opt.root;
+	else if (env_dir && *env_dir)
+		*dir = env_dir;
+	else if (env_root && *env_root)
+		*root = env_root;
+}
+
+/* DIR/HOST/KEY or WORKDIR/.iowrap: new, never shared with another task. */
+static int open_unique(struct run_state *st, const char *root,
+		       struct strbuf *why)
+{
+	const char *workdir = st->task.field[TF_NF_WORKDIR];
+	const char *name = root ? st->task.key : ".iowrap";
+	unsigned attempt = 1;
+	int err;
+
+	err = trace_open_unique(&st->sink, root ? root : workdir,
+				root ? st->host_dir : NULL, name, &attempt,
+				why);
+	if (err || attempt == 1)
+		return err;
+	warnx_line(
+		"trace directory %s was taken by another task; writing to %s",
+		name, st->sink.dir.path);
+	/* The path ends in the name mkdir gave us. */
+	if (root)
+		taskid_set_key(&st->task, strrchr(st->sink.dir.path, '/') + 1);
+	return 0;
 }
 
 static int open_trace(struct run_state *st)
 {
-	char *dir = st->opt.output ? xstrdup(st->opt.output) :
-				     default_output_dir();
+	const char *dir, *root;
+	char *fallback = NULL;
 	struct strbuf why;
+	bool unique;
 	int err;
 
+	choose_place(st, &dir, &root);
+	unique = root || (!dir && st->task.nf_workdir_confirmed);
 	sb_init(&why, 0);
-	err = trace_open(&st->sink, dir, st->opt.force, &why);
-	free(dir);
-	if (err == -EEXIST) {
+	if (unique) {
+		err = open_unique(st, root, &why);
+	} else {
+		fallback = dir ? NULL : default_output_dir();
+		err = trace_open(&st->sink, dir ? dir : fallback, st->opt.force,
+				 &why);
+	}
+	free(fallback);
+	if (err == -EEXIST && !unique) {
 		warnx_line("%s", sb_str(&why));
 		sb_release(&why);
 		return EXIT_IOWRAP_FAILED;
@@ -387,6 +497,34 @@ static int open_trace(struct run_state *st)
 	}
 	sb_release(&why);
 	return -1;
+}
+
+/* Identity problems are said once, in one line; the task goes on. */
+static void detect_task(struct run_state *st)
+{
+	struct task_inputs in = {
+		.command = st->opt.command,
+		.cwd = st->cwd,
+		.task_name = st->opt.task_name,
+		.labels = &st->opt.labels,
+		.parent = getppid(),
+		.hostname = st->host_dir,
+		.pid = getpid(),
+		.now_us = st->summary.start_us,
+	};
+	const struct kv_list *w = &st->task.warnings;
+
+	taskid_host_component(st->host.hostname, st->host_dir,
+			      sizeof(st->host_dir));
+	taskid_detect(&st->task, &in);
+	if (w->n == 1)
+		warnx_line("task identity: %.200s: %.300s", w->items[0].key,
+			   w->items[0].value);
+	else if (w->n > 1)
+		warnx_line(
+			"task identity: %.200s: %.300s; %zu more warnings in summary.json task.warnings",
+			w->items[0].key, w->items[0].value, w->n - 1);
+	st->summary.task = &st->task;
 }
 
 static void init_state(struct run_state *st)
@@ -540,6 +678,7 @@ int cmd_run(int argc, char **argv)
 		init_state(st);
 		st->opt = opt;
 	}
+	detect_task(st);
 	signals_setup();
 	status = open_trace(st);
 	if (status >= 0)

@@ -4,8 +4,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -174,6 +177,132 @@ int outdir_create(struct outdir *od, const char *path, bool force,
 	od->dirfd = fd;
 	od->path = xstrdup(path);
 	return 0;
+}
+
+/* Opens (creating if needed) DIR, a user's path that may hold symlinks. */
+static int open_user_dir(const char *dir, struct strbuf *why)
+{
+	struct strbuf path;
+	char *last = NULL;
+	int parentfd;
+
+	sb_init(&path, 0);
+	sb_addf(&path, "%s/x", dir);
+	parentfd = open_parents(path.buf, &last);
+	sb_release(&path);
+	if (parentfd < 0) {
+		sb_addf(why,
+			"cannot create trace root %s: %s; choose a writable place with --root DIR",
+			dir, strerror(-parentfd));
+		return parentfd;
+	}
+	return parentfd;
+}
+
+/* One level we create or share with other tasks: never a symlink. */
+static int open_shared_level(int dirfd, const char *name, const char *path,
+			     struct strbuf *why)
+{
+	int fd, err;
+
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST) {
+		err = -errno;
+		sb_addf(why, "cannot create %s: %s", path, strerror(-err));
+		return err;
+	}
+	fd = openat(dirfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	err = errno == ENOTDIR || errno == ELOOP ? -ELOOP : -errno;
+	if (err == -ELOOP)
+		sb_addf(why,
+			"%s is a symlink or not a directory; refusing to follow it (remove it or choose another --root)",
+			path);
+	else
+		sb_addf(why, "cannot open %s: %s", path, strerror(-err));
+	return err;
+}
+
+/* NAME, else NAME-2, NAME-3, ...: mkdir decides who gets which. */
+static int make_unique(int dirfd, const char *name, struct strbuf *chosen,
+		       unsigned *attempt)
+{
+	size_t len = strlen(name);
+
+	for (unsigned n = 1; n <= OUTDIR_MAX_SUFFIX + 16; n++) {
+		char suffix[24] = "";
+		size_t keep = len;
+
+		if (n > OUTDIR_MAX_SUFFIX) {
+			uint32_t r = 0;
+
+			if (getrandom(&r, sizeof(r), GRND_NONBLOCK) < 0)
+				r = (uint32_t)now_monotonic_us();
+			snprintf(suffix, sizeof(suffix), "-r%08x", r);
+		} else if (n > 1) {
+			snprintf(suffix, sizeof(suffix), "-%u", n);
+		}
+		if (keep + strlen(suffix) > OUTDIR_NAME_MAX)
+			keep = OUTDIR_NAME_MAX - strlen(suffix);
+		sb_reset(chosen);
+		sb_add(chosen, name, keep);
+		sb_adds(chosen, suffix);
+		*attempt = n;
+		if (mkdirat(dirfd, sb_str(chosen), 0700) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+int outdir_create_unique(struct outdir *od, const char *dir, const char *sub,
+			 const char *name, unsigned *attempt,
+			 struct strbuf *why)
+{
+	struct strbuf chosen, path;
+	int dirfd, fd, err;
+
+	od->dirfd = -1;
+	od->path = NULL;
+	dirfd = open_user_dir(dir, why);
+	if (dirfd < 0)
+		return dirfd;
+	sb_init(&path, 0);
+	sb_init(&chosen, 0);
+	sb_adds(&path, dir);
+	if (sub) {
+		sb_addf(&path, "/%s", sub);
+		fd = open_shared_level(dirfd, sub, sb_str(&path), why);
+		close(dirfd);
+		if (fd < 0) {
+			err = fd;
+			goto out;
+		}
+		dirfd = fd;
+	}
+	err = make_unique(dirfd, name, &chosen, attempt);
+	if (err) {
+		sb_addf(why, "cannot create a trace directory %s/%s: %s",
+			sb_str(&path), name, strerror(-err));
+		close(dirfd);
+		goto out;
+	}
+	sb_addf(&path, "/%s", sb_str(&chosen));
+	/* We just made it: a symlink here now was planted after mkdir. */
+	fd = open_shared_level(dirfd, sb_str(&chosen), sb_str(&path), why);
+	close(dirfd);
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	od->dirfd = fd;
+	od->path = sb_detach(&path);
+out:
+	sb_release(&path);
+	sb_release(&chosen);
+	return err;
 }
 
 int outdir_create_file(struct outdir *od, const char *name)

@@ -13,6 +13,9 @@
 #include "argv.h"
 #include "util.h"
 
+/* CPU numbers beyond this are garbage, not a CPU (CPU_SETSIZE is 1024). */
+#define CPU_FIELD_LIMIT 1024
+
 /* Splits at spaces; returns the number of fields stored. */
 static size_t split_fields(char *s, char **field, size_t max)
 {
@@ -45,14 +48,16 @@ int parse_proc_stat(const char *text, struct proc_stat *st)
 	/* comm may hold spaces and ')': the fields start after the last ')'. */
 	const char *paren = strrchr(text, ')');
 	char copy[1024];
-	char *f[24];
+	char *f[40];
+	size_t n;
 
 	memset(st, 0, sizeof(*st));
 	if (!paren || paren[1] != ' ')
 		return -EINVAL;
 	snprintf(copy, sizeof(copy), "%s", paren + 2);
 	/* f[0] is field 3 (state) of proc(5). */
-	if (split_fields(copy, f, ARRAY_SIZE(f)) < 20)
+	n = split_fields(copy, f, ARRAY_SIZE(f));
+	if (n < 20)
 		return -EINVAL;
 	st->state = f[0][0];
 	st->ppid = (pid_t)field_u64(f[1]);
@@ -62,6 +67,10 @@ int parse_proc_stat(const char *text, struct proc_stat *st)
 	st->stime_ticks = field_u64(f[12]);
 	st->num_threads = field_u64(f[17]);
 	st->starttime_ticks = field_u64(f[19]);
+	/* f[36] is field 39, processor (since Linux 2.2.8). */
+	st->processor = n > 36 && field_u64(f[36]) < CPU_FIELD_LIMIT ?
+				(int)field_u64(f[36]) :
+				-1;
 	return 0;
 }
 

@@ -20,6 +20,7 @@ struct proc_stat {
 	uint64_t utime_ticks, stime_ticks;
 	uint64_t num_threads;
 	uint64_t starttime_ticks;
+	int processor; /* CPU it last ran on; -1 if the kernel omits it */
 };
 
 struct proc_status {

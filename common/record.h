@@ -22,9 +22,13 @@ struct proc_usage {
 	uint64_t ctxt_voluntary, ctxt_involuntary;
 	uint64_t minflt, majflt;
 	/* --level full: bytes read and written through descriptors that are
-	 * not traced per operation (pipes, sockets, excluded paths) */
-	uint64_t untraced_read_bytes, untraced_write_bytes;
-	bool io_traced; /* the two above are known */
+	 * not traced per operation (pipes, sockets, excluded paths), and the
+	 * kernel's reads of the program at exec, which the first includes */
+	uint64_t untraced_read_bytes, untraced_write_bytes, exec_read_bytes;
+	bool io_traced; /* the three above are known */
+	/* the R and W results written to io.csv: what is left of rchar and
+	 * wchar went through untraced descriptors */
+	uint64_t traced_read_bytes, traced_write_bytes;
 	uint32_t threads; /* threads the process ever had, the main one too */
 	bool measured; /* false: no exit stop was seen (e.g. SIGKILL) */
 };

@@ -76,6 +76,10 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 	json_u64(j, "syscall_stops", s->syscall_stops);
 	json_u64(j, "unknown_syscalls", s->unknown_syscalls);
 	json_bool(j, "used_io_uring", s->used_io_uring);
+	json_open_object(j, "cpu_follow");
+	json_u64(j, "phases", s->follow_phases);
+	json_u64(j, "starved", s->follow_starved);
+	json_close_object(j);
 	json_u64(j, "processes_unmeasured", s->totals.processes_unmeasured);
 	json_open_array(j, "problems");
 	for (size_t i = 0; problems[i]; i++)
@@ -296,6 +300,8 @@ void summary_format(struct strbuf *sb, const struct run_summary *s,
 	json_time(&j, "end_time_s", s->end_us);
 	json_double(&j, "wall_time_s", (double)(s->end_us - s->start_us) / 1e6,
 		    6);
+	if (s->task)
+		taskid_format(&j, s->task);
 	format_exit(&j, s);
 	format_tracing(&j, s, problems);
 	format_totals(&j, s);

@@ -11,6 +11,7 @@
 #include "iostats.h"
 #include "record.h"
 #include "strbuf.h"
+#include "taskid.h"
 
 /* Sums over the process tree, built from the proc_records. */
 struct tree_totals {
@@ -53,6 +54,7 @@ struct run_summary {
 	uint64_t syscall_stops; /* seccomp and syscall-exit stops */
 	uint64_t unknown_syscalls; /* trapped syscalls not in our tables */
 	bool used_io_uring; /* its operations are not traced one by one */
+	uint64_t follow_phases, follow_starved; /* see ptrace/cpufollow.h */
 	const char *totals_source; /* "ptrace-exit-stops" or "rusage" */
 	struct tree_totals totals;
 	const struct option_value *options;
@@ -60,6 +62,7 @@ struct run_summary {
 	const struct io_summary *io; /* set by trace_finish */
 	const struct host_info *host;
 	const struct task_context *context;
+	const struct task_identity *task;
 };
 
 /* Formats the summary; problems is a NULL-terminated list of strings. */

@@ -16,7 +16,7 @@ static const char procs_header[] =
 	"vmhwm_kib,vmpeak_kib,rchar,wchar,syscr,syscw,read_bytes,"
 	"write_bytes,cancelled_write_bytes,ctxt_voluntary,ctxt_involuntary,"
 	"minflt,majflt,threads,execs,untraced_read_bytes,"
-	"untraced_write_bytes\n";
+	"untraced_write_bytes,exec_read_bytes\n";
 
 void trace_init(struct trace_sink *ts)
 {
@@ -92,6 +92,12 @@ static void open_csv(struct trace_sink *ts, struct tracefile *tf,
 	sb_release(&sb);
 }
 
+static void start_files(struct trace_sink *ts)
+{
+	open_csv(ts, &ts->procs, "procs.csv", procs_header);
+	ts->last_flush_us = now_monotonic_us();
+}
+
 int trace_open(struct trace_sink *ts, const char *dir, bool force,
 	       struct strbuf *why)
 {
@@ -99,8 +105,18 @@ int trace_open(struct trace_sink *ts, const char *dir, bool force,
 
 	if (err)
 		return err;
-	open_csv(ts, &ts->procs, "procs.csv", procs_header);
-	ts->last_flush_us = now_monotonic_us();
+	start_files(ts);
+	return 0;
+}
+
+int trace_open_unique(struct trace_sink *ts, const char *dir, const char *sub,
+		      const char *name, unsigned *attempt, struct strbuf *why)
+{
+	int err = outdir_create_unique(&ts->dir, dir, sub, name, attempt, why);
+
+	if (err)
+		return err;
+	start_files(ts);
 	return 0;
 }
 
@@ -242,10 +258,13 @@ static void format_proc(struct strbuf *sb, const struct proc_record *r)
 	format_usage(sb, &r->usage);
 	add_u64_field(sb, r->usage.threads);
 	add_u64_field(sb, r->execs);
-	if (r->usage.io_traced) {
+	/* Known from rchar and wchar at the exit stop only. */
+	if (r->usage.io_traced && r->usage.measured) {
 		add_u64_field(sb, r->usage.untraced_read_bytes);
 		add_u64_field(sb, r->usage.untraced_write_bytes);
+		add_u64_field(sb, r->usage.exec_read_bytes);
 	} else {
+		add_sep(sb);
 		add_sep(sb);
 		add_sep(sb);
 	}

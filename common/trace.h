@@ -32,6 +32,9 @@ void trace_init(struct trace_sink *ts);
 /* Creates the directory and its files; -errno with why filled in. */
 int trace_open(struct trace_sink *ts, const char *dir, bool force,
 	       struct strbuf *why);
+/* The same in a new directory DIR/SUB/NAME[-N] (outdir_create_unique). */
+int trace_open_unique(struct trace_sink *ts, const char *dir, const char *sub,
+		      const char *name, unsigned *attempt, struct strbuf *why);
 bool trace_has_dir(const struct trace_sink *ts);
 void trace_proc(struct trace_sink *ts, const struct proc_record *rec);
 /* Creates io.csv and files.csv (the files and full levels). */

@@ -29,6 +29,12 @@ void warnx_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int64_t now_realtime_us(void);
 int64_t now_monotonic_us(void);
 
+/* a - b, or 0 when b is larger (counters read at different moments). */
+static inline uint64_t u64_minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 /* Full read of a small file under dirfd into buf; NUL-terminates.
  * Returns bytes read or -errno. */
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);

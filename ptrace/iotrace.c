@@ -252,6 +252,16 @@ struct op {
 	const char *path, *path2;
 };
 
+static void tally_traced(struct proc_usage *u, const struct op *op)
+{
+	if (op->result <= 0)
+		return;
+	if (op->type == 'R')
+		u->traced_read_bytes += (uint64_t)op->result;
+	else if (op->type == 'W')
+		u->traced_write_bytes += (uint64_t)op->result;
+}
+
 static void emit(struct iotrace *io, struct tracee *t, const struct op *op)
 {
 	struct io_event ev = {
@@ -270,6 +280,7 @@ static void emit(struct iotrace *io, struct tracee *t, const struct op *op)
 
 	ev.end_us = now_realtime_us();
 	process_times(t, &ev.utime_end_us, &ev.stime_end_us);
+	tally_traced(&t->proc->rec.usage, op);
 	if (op->ofd) {
 		ev.handle_id = op->ofd->handle_id;
 		ev.inode_id = op->ofd->inode_id;
@@ -462,21 +473,6 @@ static uint64_t iov_total(const struct tracee *t, uint64_t addr, int count)
 	return total;
 }
 
-/* Bytes moved through descriptors that are not traced per operation
- * (pipes, sockets, excluded paths): with the traced ones they add up to
- * the process's rchar and wchar. */
-static void count_untraced(struct tracee *t, char type, int64_t ret)
-{
-	struct proc_usage *u = &t->proc->rec.usage;
-
-	if (ret <= 0)
-		return;
-	if (type == 'R')
-		u->untraced_read_bytes += (uint64_t)ret;
-	else
-		u->untraced_write_bytes += (uint64_t)ret;
-}
-
 /* A read or write at the file position (pos < 0) or at pos. */
 static void on_data(struct iotrace *io, struct tracee *t, char type,
 		    uint64_t size, int64_t pos, int64_t ret)
@@ -485,10 +481,8 @@ static void on_data(struct iotrace *io, struct tracee *t, char type,
 	struct op op = { .type = type, .result = ret, .size = size };
 	bool at_position = pos < 0;
 
-	if (!o || !o->traced) {
-		count_untraced(t, type, ret);
-		return;
-	}
+	if (!o || !o->traced)
+		return; /* counted at exit: rchar and wchar say how much */
 	op.ofd = o;
 	op.flags = o->flags;
 	op.offset = at_position ? o->offset : pos;
@@ -517,10 +511,8 @@ static void transfer_side(struct iotrace *io, struct tracee *t, char type,
 	int64_t pos = 0;
 	int32_t pos32 = 0;
 
-	if (!o || !o->traced) {
-		count_untraced(t, type, ret);
-		return;
-	}
+	if (!o || !o->traced)
+		return; /* counted at exit: rchar and wchar say how much */
 	op.flags = o->flags;
 	if (!off_ptr) {
 		op.offset = o->offset;
@@ -668,7 +660,7 @@ static void on_exec(struct iotrace *io, struct tracee *t, int dirfd,
 	uint64_t rchar = process_rchar(io, t);
 
 	if (ret == 0 && rchar > t->call.rchar_before)
-		t->proc->rec.usage.untraced_read_bytes +=
+		t->proc->rec.usage.exec_read_bytes +=
 			rchar - t->call.rchar_before;
 	on_path_op(io, t, 'X', dirfd, addr, ret, 0);
 	if (ret == 0) {
@@ -789,8 +781,9 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		      (si->seccomp.nr & 0x40000000u); /* __X32_SYSCALL_BIT */
 	memcpy(t->call.args, si->seccomp.args, sizeof(t->call.args));
 	t->call.start_us = now_realtime_us();
-	if (!on_untraced_fd(t))
-		process_times(t, &t->call.utime_us, &t->call.stime_us);
+	if (on_untraced_fd(t))
+		return false; /* no event, and rchar/wchar count the bytes */
+	process_times(t, &t->call.utime_us, &t->call.stime_us);
 	switch (t->call.id) {
 	case SC_CLOSE:
 		close_fd(io, t, arg_fd(t, 0));
@@ -1039,10 +1032,24 @@ void iotrace_exit(struct iotrace *io, struct tracee *t,
 	}
 }
 
+/*
+ * rchar and wchar count every byte the process's syscalls moved (and the
+ * kernel's reads at exec): what io.csv does not hold went through
+ * untraced descriptors.  So reads and writes on those need no exit stop.
+ */
+static void settle_untraced(struct proc_usage *u)
+{
+	if (!u->measured)
+		return;
+	u->untraced_read_bytes = u64_minus(u->rchar, u->traced_read_bytes);
+	u->untraced_write_bytes = u64_minus(u->wchar, u->traced_write_bytes);
+}
+
 void iotrace_process_exit(struct iotrace *io, struct tracee *t)
 {
 	struct fdtable *fds = t->proc->fds;
 
+	settle_untraced(&t->proc->rec.usage);
 	/* At the exit stop its fds are still open: the sizes they close at. */
 	for (int fd = 0; fds && fd < fds->size; fd++) {
 		const struct ofd *o = fds->slot[fd].ofd;

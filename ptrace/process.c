@@ -263,11 +263,6 @@ static void hand_io_to_parent(struct proc_table *pt, struct process *p,
 	c->io = *io;
 }
 
-static uint64_t minus(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
 static void subtract_reaped_children(struct proc_table *pt, struct process *p,
 				     struct proc_io *io)
 {
@@ -277,14 +272,14 @@ static void subtract_reaped_children(struct proc_table *pt, struct process *p,
 
 		if (read_proc_stat(pt->procfd, p->children[i].pid, &st) == 0)
 			continue; /* not reaped (a zombie, or alive) */
-		io->rchar = minus(io->rchar, c->rchar);
-		io->wchar = minus(io->wchar, c->wchar);
-		io->syscr = minus(io->syscr, c->syscr);
-		io->syscw = minus(io->syscw, c->syscw);
-		io->read_bytes = minus(io->read_bytes, c->read_bytes);
-		io->write_bytes = minus(io->write_bytes, c->write_bytes);
-		io->cancelled_write_bytes = minus(io->cancelled_write_bytes,
-						  c->cancelled_write_bytes);
+		io->rchar = u64_minus(io->rchar, c->rchar);
+		io->wchar = u64_minus(io->wchar, c->wchar);
+		io->syscr = u64_minus(io->syscr, c->syscr);
+		io->syscw = u64_minus(io->syscw, c->syscw);
+		io->read_bytes = u64_minus(io->read_bytes, c->read_bytes);
+		io->write_bytes = u64_minus(io->write_bytes, c->write_bytes);
+		io->cancelled_write_bytes = u64_minus(io->cancelled_write_bytes,
+						      c->cancelled_write_bytes);
 	}
 }
 

@@ -11,6 +11,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "cpufollow.h"
 #include "iotrace.h"
 #include "probe.h"
 #include "process.h"
@@ -34,6 +35,7 @@ struct spin {
 
 struct tracer {
 	struct spin spin;
+	struct cpu_follow follow;
 	const struct tracer_config *cfg;
 	struct tracer_result *result;
 	struct proc_table table;
@@ -365,6 +367,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 			     cfg->exclude);
 		trace_open_io(cfg->sink);
 	}
+	follow_init(&tr.follow, procfd, tr.io_on && cfg->follow_cpu);
 	tracee_get(&tr.table, main_pid, getpid());
 	for (;;) {
 		pid_t tid;
@@ -386,12 +389,16 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 					 "waitpid: %s", strerror(errno));
 			break;
 		}
-		if (WIFSTOPPED(status))
+		if (WIFSTOPPED(status)) {
+			follow_stop(&tr.follow, tid);
 			handle_stop(&tr, tid, status);
-		else
+		} else
 			handle_death(&tr, tid, status);
 	}
 	finish_lost(&tr);
+	follow_release(&tr.follow);
+	result->follow_phases = tr.follow.phases;
+	result->follow_starved = tr.follow.starved;
 	result->max_concurrent = tr.table.max_live_processes;
 	if (tr.io_on) {
 		result->syscall_stops = tr.io.syscall_stops;

@@ -20,6 +20,7 @@ struct tracer_config {
 	bool wait_orphans;
 	enum trace_level level;
 	long spin_us; /* poll this long for the next stop before sleeping */
+	bool follow_cpu; /* move next to a tracee in a run of stops */
 	const char *const *include; /* path prefixes, NULL-terminated */
 	const char *const *exclude;
 	struct trace_sink *sink;
@@ -37,6 +38,8 @@ struct tracer_result {
 	uint64_t syscall_stops;
 	uint64_t unknown_syscalls;
 	bool used_io_uring;
+	uint64_t follow_phases; /* runs of stops served on the tracee's CPU */
+	uint64_t follow_starved; /* ... ended because the tracer starved */
 	char error[256]; /* why tracing broke off, if it did */
 };
 

@@ -29,6 +29,7 @@ static void procfs_stat_real_line(void)
 	CHECK_UINT(st.stime_ticks, 23);
 	CHECK_UINT(st.num_threads, 3);
 	CHECK_UINT(st.starttime_ticks, 5678901);
+	CHECK_INT(st.processor, 1);
 }
 
 /* comm is up to 15 bytes of anything, ')' and spaces included. */
@@ -58,6 +59,7 @@ static void procfs_stat_hostile_comm(void)
 		CHECK_INT(st.ppid, 1);
 		CHECK_UINT(st.minflt, 11);
 		CHECK_UINT(st.majflt, 22);
+		CHECK_INT(st.processor, -1);
 		CHECK_UINT(st.utime_ticks, 33);
 		CHECK_UINT(st.stime_ticks, 44);
 		CHECK_UINT(st.num_threads, 5);

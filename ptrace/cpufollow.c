@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: MIT
+#include "cpufollow.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "util.h"
+
+/* A phase starts after this many stops of one tracee ... */
+#define FOLLOW_RUN_MIN 32
+/* ... each within this long of the one before. */
+#define FOLLOW_GAP_US 1000
+/* The tracee's CPU is read again after this many stops or this long. */
+#define FOLLOW_RECHECK 256
+#define FOLLOW_RECHECK_US 10000
+/*
+ * The watchdog looks this often; this bounds what a starved tracer costs
+ * the task.  Shorter is not better: its own wake-ups make the kernel move
+ * the tracee off the tracer's CPU (every 2 ms: 5x the moves, half the gain).
+ */
+#define FOLLOW_WATCHDOG_US 20000
+/* A stop left waiting this long with no stop handled: starved. */
+#define FOLLOW_STARVED_US 1000
+/* No stop for this long: the phase ends quietly. */
+#define FOLLOW_QUIET_US 60000
+/* A phase that lasted this long resets the back-off. */
+#define FOLLOW_GOOD_PHASE_US 50000
+/* After a starved phase, none for this long, doubling up to the max. */
+#define FOLLOW_HOLDOFF_MIN_US 20000
+#define FOLLOW_HOLDOFF_MAX_US 5000000
+
+enum demotion { NOT_DEMOTED, DEMOTED_QUIET, DEMOTED_STARVED };
+
+/* musl leaves sched_setscheduler() unimplemented (ENOSYS) on purpose. */
+static int set_policy(pid_t tid, int policy)
+{
+	struct sched_param param = { .sched_priority = 0 };
+
+	return (int)syscall(SYS_sched_setscheduler, tid, policy, &param);
+}
+
+static int pin_to(pid_t tid, int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(tid, sizeof(one), &one);
+}
+
+/* The tracer thread's own CPUs and policy again; safe from either thread. */
+static void restore(const struct cpu_follow *f)
+{
+	set_policy(f->self_tid, SCHED_OTHER);
+	sched_setaffinity(f->self_tid, sizeof(f->allowed), &f->allowed);
+}
+
+static int tracee_cpu(const struct cpu_follow *f, pid_t tid)
+{
+	struct proc_stat st;
+
+	if (read_proc_stat(f->procfd, tid, &st) < 0)
+		return -1;
+	if (st.processor < 0 || st.processor >= CPU_SETSIZE ||
+	    !CPU_ISSET(st.processor, &f->allowed))
+		return -1;
+	return st.processor;
+}
+
+/*
+ * A stop or exit waits for the tracer.  Any thread of the tracer's process
+ * may wait for its tracees; WNOWAIT leaves the event to the tracer thread.
+ */
+static bool event_pending(void)
+{
+	siginfo_t info;
+
+	memset(&info, 0, sizeof(info));
+	if (waitid(P_ALL, 0, &info,
+		   WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) < 0)
+		return false;
+	return info.si_pid != 0;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000,
+			       .tv_nsec = (us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Ends the phase from the watchdog; the tracer notices at its next stop. */
+static void demote(struct cpu_follow *f, enum demotion why)
+{
+	if (!atomic_exchange(&f->watched, false))
+		return; /* the tracer ended it meanwhile */
+	restore(f);
+	atomic_store(&f->demoted, why);
+}
+
+/*
+ * A stop waits and the tracer handles none in FOLLOW_STARVED_US: it is
+ * starved.  A tracer that gets a sliver of its CPU still makes progress,
+ * so counting progress alone does not tell; a waiting stop served in
+ * microseconds is rarely seen twice.
+ */
+static bool starved(struct cpu_follow *f)
+{
+	unsigned long before;
+
+	if (!event_pending())
+		return false;
+	before = atomic_load(&f->progress);
+	sleep_us(FOLLOW_STARVED_US);
+	return atomic_load(&f->progress) == before && event_pending();
+}
+
+/*
+ * One watch of a phase: returns when the phase is over.  Between stops the
+ * tracer sits preempted behind its tracee, or asleep in waitpid().
+ */
+static void watch_phase(struct cpu_follow *f)
+{
+	unsigned long seen = atomic_load(&f->progress);
+	long still_us = 0;
+
+	while (atomic_load(&f->watched)) {
+		unsigned long now_seen;
+
+		sleep_us(FOLLOW_WATCHDOG_US);
+		if (starved(f)) {
+			demote(f, DEMOTED_STARVED);
+			break;
+		}
+		now_seen = atomic_load(&f->progress);
+		if (now_seen != seen) {
+			seen = now_seen;
+			still_us = 0;
+		} else if ((still_us += FOLLOW_WATCHDOG_US) >=
+			   FOLLOW_QUIET_US) {
+			demote(f, DEMOTED_QUIET);
+		}
+	}
+}
+
+static void *watchdog_main(void *arg)
+{
+	struct cpu_follow *f = arg;
+
+	pthread_mutex_lock(&f->lock);
+	while (!f->quit) {
+		if (!atomic_load(&f->watched)) {
+			pthread_cond_wait(&f->wake, &f->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&f->lock);
+		watch_phase(f);
+		pthread_mutex_lock(&f->lock);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+/* The watchdog takes no signal: they all go to the tracer thread. */
+static bool start_watchdog(struct cpu_follow *f)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int err;
+
+	if (f->thread_started)
+		return true;
+	if (pthread_attr_init(&attr) != 0)
+		return false;
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&f->watchdog, &attr, watchdog_main, f);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	f->thread_started = err == 0;
+	return f->thread_started;
+}
+
+void follow_init(struct cpu_follow *f, int procfd, bool enabled)
+{
+	memset(f, 0, sizeof(*f));
+	f->procfd = procfd;
+	f->self_tid = gettid();
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->wake, NULL);
+	atomic_init(&f->progress, 0);
+	atomic_init(&f->watched, false);
+	atomic_init(&f->demoted, NOT_DEMOTED);
+	if (!enabled ||
+	    sched_getaffinity(0, sizeof(f->allowed), &f->allowed) < 0 ||
+	    CPU_COUNT(&f->allowed) < 2)
+		return;
+	f->enabled = true;
+}
+
+static void enter(struct cpu_follow *f, int64_t now)
+{
+	int cpu = tracee_cpu(f, f->tid);
+
+	f->run = 0;
+	if (cpu < 0 || !start_watchdog(f))
+		return;
+	if (pin_to(0, cpu) < 0 || set_policy(0, SCHED_IDLE) < 0) {
+		/* Not allowed here (a seccomp profile, say): never again. */
+		restore(f);
+		f->enabled = false;
+		return;
+	}
+	f->cpu = cpu;
+	f->active = true;
+	f->since_check = 0;
+	f->checked_us = now;
+	f->active_since_us = now;
+	f->phases++;
+	pthread_mutex_lock(&f->lock);
+	atomic_store(&f->watched, true);
+	pthread_cond_signal(&f->wake);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void leave(struct cpu_follow *f, int64_t now)
+{
+	if (atomic_exchange(&f->watched, false))
+		restore(f);
+	f->active = false;
+	if (now - f->active_since_us >= FOLLOW_GOOD_PHASE_US)
+		f->holdoff_us = 0;
+}
+
+/* The watchdog ended the phase (and already restored the tracer). */
+static void note_demotion(struct cpu_follow *f, int64_t now)
+{
+	enum demotion why = atomic_exchange(&f->demoted, NOT_DEMOTED);
+
+	if (why == NOT_DEMOTED)
+		return;
+	f->active = false;
+	f->run = 0;
+	if (why != DEMOTED_STARVED)
+		return;
+	f->starved++;
+	f->holdoff_us = f->holdoff_us ? f->holdoff_us * 2 :
+					FOLLOW_HOLDOFF_MIN_US;
+	if (f->holdoff_us > FOLLOW_HOLDOFF_MAX_US)
+		f->holdoff_us = FOLLOW_HOLDOFF_MAX_US;
+	f->holdoff_until_us = now + f->holdoff_us;
+}
+
+/* Load balancing may move the tracee; follow it. */
+static void recheck_cpu(struct cpu_follow *f, int64_t now)
+{
+	int cpu;
+
+	if (++f->since_check < FOLLOW_RECHECK &&
+	    now - f->checked_us < FOLLOW_RECHECK_US)
+		return;
+	f->since_check = 0;
+	f->checked_us = now;
+	cpu = tracee_cpu(f, f->tid);
+	if (cpu >= 0 && cpu != f->cpu && pin_to(0, cpu) == 0)
+		f->cpu = cpu;
+}
+
+void follow_stop(struct cpu_follow *f, pid_t tid)
+{
+	int64_t now;
+
+	if (!f->enabled)
+		return;
+	atomic_fetch_add_explicit(&f->progress, 1, memory_order_relaxed);
+	now = now_monotonic_us();
+	note_demotion(f, now);
+	if (f->active) {
+		if (tid == f->tid) {
+			f->last_stop_us = now;
+			recheck_cpu(f, now);
+			return;
+		}
+		leave(f, now);
+	}
+	if (tid == f->tid && now - f->last_stop_us < FOLLOW_GAP_US) {
+		f->run++;
+	} else {
+		f->tid = tid;
+		f->run = 1;
+	}
+	f->last_stop_us = now;
+	if (f->run >= FOLLOW_RUN_MIN && now >= f->holdoff_until_us)
+		enter(f, now);
+}
+
+void follow_release(struct cpu_follow *f)
+{
+	if (f->active)
+		leave(f, now_monotonic_us());
+	if (f->thread_started) {
+		pthread_mutex_lock(&f->lock);
+		f->quit = true;
+		atomic_store(&f->watched, false);
+		pthread_cond_signal(&f->wake);
+		pthread_mutex_unlock(&f->lock);
+		pthread_join(f->watchdog, NULL);
+		f->thread_started = false;
+	}
+	pthread_mutex_destroy(&f->lock);
+	pthread_cond_destroy(&f->wake);
+}

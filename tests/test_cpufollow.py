@@ -1,0 +1,83 @@
+"""Following the tracee's CPU (ptrace/cpufollow.c): the trace stays exact
+whether the tracer follows, does not, or starves behind other work on the
+tracee's CPU, and summary.json says what happened."""
+import csv
+import io
+import os
+
+import pytest
+
+READS = 20000
+BLOCK = 1024
+
+MULTI_CPU = len(os.sched_getaffinity(0)) >= 2
+
+
+@pytest.fixture
+def data(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(READS * BLOCK))
+    return path
+
+
+def reads_of(trace, path):
+    """(number of R rows, bytes) on path, from io.csv."""
+    text = (trace.dir / "io.csv").read_bytes().decode("utf-8",
+                                                     "surrogateescape")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    handles = {r["handle"] for r in rows
+               if r["type"] == "O" and r["path"] == str(path)}
+    reads = [r for r in rows if r["type"] == "R" and r["handle"] in handles]
+    return len(reads), sum(int(r["result"]) for r in reads)
+
+
+def follow(trace):
+    t = trace.summary["tracing"]
+    assert t["complete"] is True
+    assert t["problems"] == []
+    return t["cpu_follow"]
+
+
+def dd(path, count):
+    return ["dd", f"if={path}", "of=/dev/null", f"bs={BLOCK}",
+            f"count={count}", "status=none"]
+
+
+def test_follows_a_syscall_heavy_tracee(iowrap, data):
+    trace = iowrap("-l", "full", "--", *dd(data, READS), check=0)
+    # dd reads once more to see the end of the file only past count.
+    assert reads_of(trace, data) == (READS, READS * BLOCK)
+    phases = follow(trace)
+    if MULTI_CPU:
+        assert phases["phases"] >= 1
+    else:
+        assert phases["phases"] == 0
+
+
+def test_no_follow_cpu_never_follows(iowrap, data):
+    trace = iowrap("-l", "full", "--no-follow-cpu", "--",
+                   *dd(data, READS), check=0)
+    assert reads_of(trace, data) == (READS, READS * BLOCK)
+    assert follow(trace) == {"phases": 0, "starved": 0}
+
+
+def test_summary_level_never_follows(iowrap, data):
+    trace = iowrap("--", *dd(data, READS), check=0)
+    assert follow(trace) == {"phases": 0, "starved": 0}
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+def test_starved_tracer_gives_up_its_cpu(iowrap, data):
+    """A busy loop shares the CPU dd runs on (the task pins both there):
+    a tracer following dd at SCHED_IDLE would wait behind the loop while
+    dd waits for it.  The watchdog must end such phases (without it this
+    run takes about 30 times as long)."""
+    cpu = min(os.sched_getaffinity(0))
+    script = (f"taskset -c {cpu} sh -c 'while :; do :; done' & loop=$!; "
+              f"taskset -c {cpu} dd if={data} of=/dev/null bs={BLOCK} "
+              f"count=5000 status=none; st=$?; kill $loop; exit $st")
+    trace = iowrap("-l", "full", "--", "sh", "-c", script, check=0)
+    assert reads_of(trace, data) == (5000, 5000 * BLOCK)
+    phases = follow(trace)
+    assert phases["phases"] >= 1
+    assert phases["starved"] >= 1
