@@ -558,10 +558,9 @@ static int finish(struct run_state *st)
 }
 
 /* The command cannot be run: say so in the summary too. */
-static int command_unusable(struct run_state *st, const char *name, int err)
+/* Says why COMMAND cannot run; returns the exit status that means it. */
+static int say_unusable(const char *name, int err)
 {
-	int status = err == -ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
-
 	if (err == -ENOENT && !strchr(name, '/'))
 		warnx_line(
 			"%s: command not found on PATH; check its name or give its full path",
@@ -569,6 +568,13 @@ static int command_unusable(struct run_state *st, const char *name, int err)
 	else
 		warnx_line("%s: %s; check the path and its permissions", name,
 			   err == -EACCES ? "not executable" : strerror(-err));
+	return err == -ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
+}
+
+static int command_unusable(struct run_state *st, const char *name, int err)
+{
+	int status = say_unusable(name, err);
+
 	st->summary.exec_error = strerror(-err);
 	st->summary.mode = "not-started";
 	st->summary.iowrap_status = status;
@@ -664,6 +670,24 @@ static int start_task(struct run_state *st)
 	return finish(st);
 }
 
+/*
+ * Under another iowrap (a wrapped Slurm job step running a wrapped
+ * Snakemake job, say) the outer one already follows every process and
+ * ptrace cannot be had twice: run COMMAND as if this iowrap were not there,
+ * writing nothing.
+ */
+static int run_nested(struct run_state *st)
+{
+	int err = cmdpath_resolve(st->opt.command[0], getenv("PATH"),
+				  &st->cmdpath);
+
+	if (!err) {
+		execv(sb_str(&st->cmdpath), st->opt.command);
+		err = -errno;
+	}
+	return say_unusable(st->opt.command[0], err);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_state *st = xcalloc(1, sizeof(*st));
@@ -678,6 +702,8 @@ int cmd_run(int argc, char **argv)
 		init_state(st);
 		st->opt = opt;
 	}
+	if (traced_by_same_program())
+		return run_nested(st);
 	detect_task(st);
 	signals_setup();
 	status = open_trace(st);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "argv.h"
@@ -390,4 +391,35 @@ int read_proc_cmdline(int procfd, pid_t pid, struct strbuf *sb)
 		argv_quote_nul_list(sb, buf, (size_t)n);
 	free(buf);
 	return n < 0 ? (int)n : 0;
+}
+
+static pid_t tracer_pid(void)
+{
+	char status[4096];
+	const char *line;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, status, sizeof(status) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	status[n] = '\0';
+	line = strstr(status, "\nTracerPid:");
+	return line ? (pid_t)strtol(line + 11, NULL, 10) : 0;
+}
+
+bool traced_by_same_program(void)
+{
+	char exe[64];
+	struct stat mine, its;
+	pid_t tracer = tracer_pid();
+
+	if (tracer <= 0)
+		return false;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)tracer);
+	return stat("/proc/self/exe", &mine) == 0 && stat(exe, &its) == 0 &&
+	       mine.st_dev == its.st_dev && mine.st_ino == its.st_ino;
 }

@@ -80,4 +80,8 @@ int read_proc_link(int procfd, pid_t pid, const char *name, struct strbuf *sb);
 /* /proc/PID/cmdline, quoted as common/argv.h describes, bounded. */
 int read_proc_cmdline(int procfd, pid_t pid, struct strbuf *sb);
 
+/* True when this process's tracer runs the same program file (an iowrap
+ * started by a task iowrap traces). */
+bool traced_by_same_program(void);
+
 #endif

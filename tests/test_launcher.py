@@ -1,4 +1,5 @@
 """The launcher: options, exit statuses, the trace directory."""
+import csv
 import json
 import os
 import shutil
@@ -292,3 +293,31 @@ def test_spin_us_values_trace_the_same(iowrap, value):
     assert t.returncode == 2
     assert t.summary["tracing"]["complete"] is True
     assert t.summary["totals"]["processes"] == 2
+
+
+def test_nested_iowrap_runs_the_command_as_is(tmp_path):
+    """An iowrap started inside a task another iowrap traces (a wrapped
+    Slurm step running a wrapped Snakemake job) cannot trace: the outer one
+    already follows every process.  It runs the command as if it were not
+    there: no second trace directory, no warning, the same exit status;
+    the outer trace has the command's I/O."""
+    data = tmp_path / "data.txt"
+    data.write_text("x" * 1000)
+    inner = tmp_path / "inner"
+    t = run_iowrap(["-l", "full", "--", str(IOWRAP), "-o", str(inner), "--",
+                    "sh", "-c", f"cat {data}; exit 7"],
+                   outdir=tmp_path / "outer")
+    assert t.returncode == 7
+    assert t.stdout == "x" * 1000
+    assert t.stderr == ""
+    assert not inner.exists()
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    handles = {r["handle"] for r in rows
+               if r["type"] == "O" and r["path"] == str(data)}
+    assert sum(int(r["result"]) for r in rows
+               if r["type"] == "R" and r["handle"] in handles) == 1000
+    missing = run_iowrap(["--", str(IOWRAP), "-o", str(inner), "--",
+                          "no-such-command-xyz"], outdir=tmp_path / "o2")
+    assert missing.returncode == 127
+    assert "no-such-command-xyz: command not found" in missing.stderr
+    assert not inner.exists()
