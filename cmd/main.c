@@ -10,6 +10,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "run", cmd_run },
+	{ "report", cmd_report },
 };
 
 int main(int argc, char **argv)
