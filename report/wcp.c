@@ -227,8 +227,12 @@ static enum mutation classify(struct analysis *an, const struct task *tk,
 		return M_MERGE;
 	if (io->nout > 1)
 		return M_SPLIT;
-	/* One in, one out, the same bytes: a copy (cp, stage-in). */
-	return fi->rd.bytes == fo->wr.bytes ? M_TRANSFER : M_CONVERT;
+	/* One in, one out: a copy (cp, stage-in) reads all of its input
+	 * and writes as many bytes; anything else changed the data. */
+	if (fo->wr.bytes == fi->rd.bytes &&
+	    (int64_t)fi->rd.bytes >= an->vertex[io->in_v[i]].size)
+		return M_TRANSFER;
+	return M_CONVERT;
 }
 
 static void add_flows(struct workflow *wf, struct analysis *an, size_t t,
