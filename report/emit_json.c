@@ -4,6 +4,8 @@
  * and file, so the output may be far larger than the buffer.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "emit_out.h"
 #include "util.h"
@@ -140,6 +142,22 @@ static void emit_top(struct json *j, const char *key, const struct task *tk,
 	json_close_array(j);
 }
 
+static void emit_hist(struct json *j, const char *key,
+		      const struct size_hist *h)
+{
+	json_open_array(j, key);
+	for (int k = 0; k < 64; k++) {
+		if (!h->count[k])
+			continue;
+		json_open_object(j, NULL);
+		json_i64(j, "log2_size", k);
+		json_u64(j, "count", h->count[k]);
+		json_double(j, "time_s", h->time_s[k], 6);
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
+
 static void emit_mounts(struct json *j, const struct task *tk)
 {
 	json_open_array(j, "mounts");
@@ -159,6 +177,8 @@ static void emit_mounts(struct json *j, const struct task *tk)
 		json_double(j, "read_time_s", m->read_time_s, 6);
 		json_double(j, "write_time_s", m->write_time_s, 6);
 		json_double(j, "meta_time_s", m->meta_time_s, 6);
+		emit_hist(j, "read_sizes", &m->read_sizes);
+		emit_hist(j, "write_sizes", &m->write_sizes);
 		json_close_object(j);
 	}
 	json_close_array(j);
@@ -181,6 +201,7 @@ static void emit_task_head(struct json *j, size_t id, const struct task *tk)
 	json_str(j, "name", tk->name);
 	opt_str(j, "key", tk->key);
 	opt_str(j, "engine", tk->engine);
+	json_str(j, "logical_task", tk->group);
 	json_str(j, "dir", tk->dir);
 	opt_str(j, "host", tk->host);
 	opt_str(j, "command", tk->command);
@@ -244,6 +265,70 @@ static void emit_tasks(struct out *o, struct workflow *wf,
 	json_close_array(&o->j);
 }
 
+struct group {
+	const char *name;
+	size_t ntasks;
+	int64_t wall_total, wall_max;
+	double cpu;
+	uint64_t rd, wr, peak;
+};
+
+static void add_to_group(struct group *g, const struct task *t)
+{
+	int64_t wall = task_wall_us(t);
+
+	g->ntasks++;
+	g->wall_total += wall;
+	if (wall > g->wall_max)
+		g->wall_max = wall;
+	g->cpu += t->cpu_s;
+	g->rd += t->file_read_bytes;
+	g->wr += t->file_write_bytes;
+	if (t->peak_rss_kib > g->peak)
+		g->peak = t->peak_rss_kib;
+}
+
+static void emit_group(struct json *j, const struct group *g)
+{
+	json_open_object(j, NULL);
+	json_str(j, "name", g->name);
+	json_u64(j, "tasks", g->ntasks);
+	json_secs(j, "wall_time_total_s", g->wall_total);
+	json_secs(j, "wall_time_max_s", g->wall_max);
+	json_double(j, "cpu_s", g->cpu, 6);
+	json_u64(j, "file_read_bytes", g->rd);
+	json_u64(j, "file_write_bytes", g->wr);
+	json_u64(j, "peak_rss_kib_max", g->peak);
+	json_close_object(j);
+}
+
+/* Instances of one Nextflow process, Snakemake rule or task name. */
+static void emit_logical_tasks(struct json *j, struct workflow *wf)
+{
+	struct group *g = xcalloc(wf->ntasks + 1, sizeof(*g));
+	struct hmap by_name;
+	size_t n = 0;
+
+	hmap_init(&by_name);
+	for (size_t t = 0; t < wf->ntasks; t++) {
+		const char *name = wf->task[t].group;
+		size_t i = hmap_get(&by_name, name, strlen(name));
+
+		if (i == HMAP_NONE) {
+			i = n++;
+			g[i].name = name;
+			hmap_put(&by_name, name, strlen(name), i);
+		}
+		add_to_group(&g[i], &wf->task[t]);
+	}
+	json_open_array(j, "logical_tasks");
+	for (size_t i = 0; i < n; i++)
+		emit_group(j, &g[i]);
+	json_close_array(j);
+	hmap_release(&by_name);
+	free(g);
+}
+
 static void emit_warnings(struct json *j, const struct workflow *wf)
 {
 	json_open_object(j, "warnings");
@@ -266,6 +351,7 @@ int emit_json(int fd, struct workflow *wf, const struct analysis *an)
 	json_str(&o.j, "iowrap_version", IOWRAP_VERSION);
 	emit_workflow(&o.j, wf, an);
 	emit_tasks(&o, wf, an);
+	emit_logical_tasks(&o.j, wf);
 	emit_files(&o, wf, an);
 	emit_data_flow(&o.j, an);
 	out_flush(&o);

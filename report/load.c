@@ -69,6 +69,23 @@ static char *join_command(const cJSON *argv)
 	return sb_detach(&sb);
 }
 
+static void read_sizes(struct size_hist *h, const cJSON *arr)
+{
+	const cJSON *b;
+
+	cJSON_ArrayForEach(b, arr)
+	{
+		double k, n, time = 0;
+
+		if (!json_number(b, "log2_size", &k) ||
+		    !json_number(b, "count", &n) || k < 0 || k >= 64 || n < 0)
+			continue;
+		json_number(b, "time_s", &time);
+		h->count[(int)k] += (uint64_t)n;
+		h->time_s[(int)k] += time;
+	}
+}
+
 static void read_mounts(struct task *t, const cJSON *mounts)
 {
 	const cJSON *m;
@@ -95,6 +112,10 @@ static void read_mounts(struct task *t, const cJSON *mounts)
 		json_number(m, "read_time_s", &r->read_time_s);
 		json_number(m, "write_time_s", &r->write_time_s);
 		json_number(m, "meta_time_s", &r->meta_time_s);
+		read_sizes(&r->read_sizes,
+			   cJSON_GetObjectItemCaseSensitive(m, "read_sizes"));
+		read_sizes(&r->write_sizes,
+			   cJSON_GetObjectItemCaseSensitive(m, "write_sizes"));
 		t->nmounts++;
 	}
 }
@@ -105,9 +126,17 @@ static void read_identity(struct task *t, const cJSON *root)
 	const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
 
 	if (cJSON_IsObject(task)) {
+		const cJSON *nf =
+			cJSON_GetObjectItemCaseSensitive(task, "nextflow");
+		const cJSON *smk =
+			cJSON_GetObjectItemCaseSensitive(task, "snakemake");
+
 		t->name = json_string_dup(task, "name");
 		t->key = json_string_dup(task, "key");
 		t->engine = json_string_dup(task, "engine");
+		t->group = json_string_dup(nf, "process");
+		if (!t->group)
+			t->group = json_string_dup(smk, "rule");
 	}
 	t->host = json_string_dup(host, "hostname");
 	t->command =
@@ -372,6 +401,12 @@ static void default_name(struct task *t)
 	t->name = xstrdup(slash && slash[1] ? slash + 1 : t->dir);
 }
 
+static void default_group(struct task *t)
+{
+	if (!t->group)
+		t->group = xstrdup(t->name);
+}
+
 int load_trace(struct workflow *wf, const char *dir)
 {
 	struct task *t;
@@ -389,6 +424,7 @@ int load_trace(struct workflow *wf, const char *dir)
 	load_io(wf, t, dirfd);
 	close(dirfd);
 	default_name(t);
+	default_group(t);
 	if (!t->summary_ok && t->procs.missing) {
 		workflow_warn(
 			wf,

@@ -46,12 +46,19 @@ struct tfile {
 	size_t wcp_vertex; /* the version this task wrote; analysis only */
 };
 
+/* Requests of [2^k, 2^(k+1)) bytes, the eBPF paper's log2 buckets. */
+struct size_hist {
+	uint64_t count[64];
+	double time_s[64];
+};
+
 struct mount_row {
 	char *mount_point;
 	char *fstype;
 	uint64_t files, opens, stats, reads, writes;
 	uint64_t bytes_read, bytes_written;
 	double read_time_s, write_time_s, meta_time_s;
+	struct size_hist read_sizes, write_sizes;
 };
 
 struct csv_problems {
@@ -65,6 +72,7 @@ struct task {
 	char *dir; /* the trace directory */
 	char *name, *key, *engine, *host, *level;
 	char *command; /* argv joined by spaces, for display */
+	char *group; /* logical task: Nextflow process, Snakemake rule, name */
 	int64_t start_us, end_us; /* -1: not known */
 	int64_t exit_code; /* -1: not known or killed */
 	int64_t exit_signal;

@@ -87,6 +87,7 @@ static void task_release(struct task *t)
 	free(t->host);
 	free(t->level);
 	free(t->command);
+	free(t->group);
 	memset(t, 0, sizeof(*t));
 }
 

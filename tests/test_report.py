@@ -111,6 +111,12 @@ def test_numbers_match_the_traces(tmp_path):
         assert t["untraced_read_bytes"] == sum(
             int(p["untraced_read_bytes"])
             for p in csv_rows(traces / name / "procs.csv"))
+        # Per mount: the summary's counters and log2 size histograms.
+        for m, sm in zip(t["mounts"], summary["mounts"]):
+            assert m["bytes_read"] == sm["bytes_read"]
+            assert m["read_sizes"] == sm["read_sizes"]
+            assert m["write_sizes"] == sm["write_sizes"]
+        assert len(t["mounts"]) == len(summary["mounts"])
         total_read += t["file_read_bytes"]
         total_written += t["file_write_bytes"]
         by_inode = {f["inode"]: f for f in t["files"]}
@@ -132,6 +138,8 @@ def test_numbers_match_the_traces(tmp_path):
                 darshan[inode]["seq_writes"])
     assert rep["workflow"]["file_read_bytes"] == total_read
     assert rep["workflow"]["file_write_bytes"] == total_written
+    assert [(g["name"], g["tasks"]) for g in rep["logical_tasks"]] == [
+        ("t1", 1), ("t2", 1), ("t3", 1)]
 
     files = {f["path"]: f for f in rep["files"]}
     a, b, c = files[f"{d}/a"], files[f"{d}/b"], files[f"{d}/c"]
