@@ -136,7 +136,7 @@ const char *mutation_name(enum mutation m)
 const char *vertex_kind_name(enum vertex_kind k)
 {
 	static const char *const names[] = { "start", "input", "written",
-					     "deleted" };
+					     "deleted", "memory" };
 
 	return names[k];
 }

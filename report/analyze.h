@@ -36,7 +36,10 @@ struct flow {
 	uint64_t bytes;
 };
 
-enum vertex_kind { V_START, V_INPUT, V_WRITTEN, V_DELETED };
+enum vertex_kind { V_START, V_INPUT, V_WRITTEN, V_DELETED, V_MEMORY };
+
+/* Inputs x outputs of one task above which they meet in a memory state. */
+#define WCP_MAX_PAIRS 64
 enum mutation { M_TRANSFER, M_CONVERT, M_APPEND, M_SPLIT, M_MERGE, M_DELETE };
 
 struct vertex {

@@ -93,6 +93,34 @@ void emit_data_flow(struct json *j, const struct analysis *an)
 	json_close_object(j);
 }
 
+/* "host:mount" of the writer's (or deleter's) view of the file; a
+ * task's memory state is "host:memory"; null when no task is known. */
+static void emit_location(struct json *j, const struct vertex *v,
+			  struct workflow *wf, const struct analysis *an)
+{
+	const struct task *tk;
+	const char *where = "memory";
+	struct strbuf loc;
+
+	if (v->task == NO_INDEX) {
+		json_null(j, "location");
+		return;
+	}
+	tk = &wf->task[v->task];
+	if (v->file != NO_INDEX) {
+		size_t f = hmap_get(&tk->by_path, an->file[v->file].path,
+				    an->file[v->file].path_len);
+
+		where = f != HMAP_NONE && tk->file[f].mount_point ?
+				tk->file[f].mount_point :
+				"";
+	}
+	sb_init(&loc, 8192);
+	sb_addf(&loc, "%s:%s", tk->host ? tk->host : "", where);
+	json_str(j, "location", sb_str(&loc));
+	sb_release(&loc);
+}
+
 static void emit_vertex(struct json *j, size_t id, const struct vertex *v,
 			struct workflow *wf, const struct analysis *an)
 {
@@ -112,22 +140,7 @@ static void emit_vertex(struct json *j, size_t id, const struct vertex *v,
 		json_u64(j, "task", v->task);
 	json_secs(j, "time_s", v->time_us);
 	json_i64(j, "size", v->size);
-	if (v->task != NO_INDEX && v->file != NO_INDEX) {
-		const struct task *tk = &wf->task[v->task];
-		size_t f = hmap_get(&tk->by_path, an->file[v->file].path,
-				    an->file[v->file].path_len);
-		const char *mnt = f != HMAP_NONE ? tk->file[f].mount_point :
-						   NULL;
-		struct strbuf loc;
-
-		sb_init(&loc, 8192);
-		sb_addf(&loc, "%s:%s", tk->host ? tk->host : "",
-			mnt ? mnt : "");
-		json_str(j, "location", sb_str(&loc));
-		sb_release(&loc);
-	} else {
-		json_null(j, "location");
-	}
+	emit_location(j, v, wf, an);
 	json_secs(j, "path_time_s", v->dist_us);
 	json_close_object(j);
 }

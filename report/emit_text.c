@@ -142,6 +142,10 @@ static void put_vertex(struct workflow *wf, const struct analysis *an, size_t v)
 		printf("(start)");
 		return;
 	}
+	if (vx->kind == V_MEMORY) {
+		printf("(memory of %s)", wf->task[vx->task].name);
+		return;
+	}
 	put_escaped(an->file[vx->file].path, 0);
 	if (vx->kind == V_DELETED)
 		printf(" (deleted)");

@@ -276,6 +276,30 @@ static void add_deletions(struct workflow *wf, struct analysis *an, size_t t)
 	}
 }
 
+/*
+ * A task that reads many files and writes many would need every pair as
+ * an edge.  Past WCP_MAX_PAIRS its data goes through one state in the
+ * task's memory, as Crux models a load: inputs MERGE into it, outputs
+ * SPLIT from it.  A path through it is exactly as long as the direct edge
+ * (its time is the latest input's, or the task's start), but an output
+ * written before that time loses its in-edges (counted as dropped).
+ */
+static void add_memory_hub(struct workflow *wf, struct analysis *an, size_t t,
+			   const struct task_io *io)
+{
+	int64_t when = wf->task[t].start_us;
+	size_t hub;
+
+	for (size_t i = 0; i < io->nin; i++)
+		if (an->vertex[io->in_v[i]].time_us > when)
+			when = an->vertex[io->in_v[i]].time_us;
+	hub = add_vertex(an, V_MEMORY, NO_INDEX, t, when);
+	for (size_t i = 0; i < io->nin; i++)
+		add_edge(wf, an, io->in_v[i], hub, t, M_MERGE);
+	for (size_t o = 0; o < io->nout; o++)
+		add_edge(wf, an, hub, io->out_v[o], t, M_SPLIT);
+}
+
 static void add_task_mutations(struct workflow *wf, struct analysis *an,
 			       size_t t, struct task_io *io)
 {
@@ -283,6 +307,11 @@ static void add_task_mutations(struct workflow *wf, struct analysis *an,
 
 	find_task_io(wf, an, t, io);
 	add_flows(wf, an, t, io);
+	if (io->nin * io->nout > WCP_MAX_PAIRS) {
+		add_memory_hub(wf, an, t, io);
+		add_deletions(wf, an, t);
+		return;
+	}
 	for (size_t o = 0; o < io->nout; o++) {
 		if (!io->nin)
 			add_edge(wf, an, 0, io->out_v[o], t, M_CONVERT);
