@@ -207,6 +207,11 @@ static void find_task_io(struct workflow *wf, struct analysis *an, size_t t,
 			io->in_v[io->nin] =
 				seen_version(wf, an, g, t, f->rd.first_us);
 			io->in_f[io->nin++] = i;
+		} else if (wrote(f) && f->appended) {
+			/* Appending builds on the version before. */
+			io->in_v[io->nin] =
+				seen_version(wf, an, g, t, f->wr.first_us);
+			io->in_f[io->nin++] = i;
 		}
 		if (wrote(f)) {
 			io->out_v[io->nout] = f->wcp_vertex;

@@ -497,3 +497,34 @@ def test_output_is_replaced_atomically_not_through_a_symlink(tmp_path):
     assert victim.read_text() == "keep"
     assert not (out / "report.json").is_symlink()
     assert sorted(p.name for p in out.iterdir()) == ["report.json"]
+
+
+def test_wcp_append_and_memory_state(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    src = source(tmp_path)
+    traces = tmp_path / "traces"
+    many = "; ".join(f"head -c {10 + i} {d}/in{i} > {d}/out{i}"
+                     for i in range(9))
+    run_tasks(traces, [
+        {"log": f"echo first > {d}/log",
+         "gen": "; ".join(f"head -c 100 {src} > {d}/in{i}"
+                          for i in range(9))},
+        {"more": f"sleep 0.2; echo more >> {d}/log"},
+        {"many": f"sleep 0.2; {many}"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    appends = [(names[vs[e["from"]]["task"]], names[vs[e["to"]]["task"]])
+               for e in rep["wcp"]["edges"] if e["mutation"] == "APPEND"]
+    assert appends == [("log", "more")]
+    # 9 inputs x 9 outputs > 64 pairs: one memory state in between.
+    mem = [v for v in rep["wcp"]["vertices"] if v["kind"] == "memory"]
+    assert len(mem) == 1 and names[mem[0]["task"]] == "many"
+    assert mem[0]["location"].endswith(":memory")
+    into = [e for e in rep["wcp"]["edges"] if e["to"] == mem[0]["id"]]
+    out = [e for e in rep["wcp"]["edges"] if e["from"] == mem[0]["id"]]
+    assert {e["mutation"] for e in into} == {"MERGE"} and len(into) == 9
+    assert {e["mutation"] for e in out} == {"SPLIT"} and len(out) == 9
+    assert rep["wcp"]["edges_dropped"] == 0
