@@ -19,7 +19,6 @@
 #include "emit.h"
 #include "load.h"
 #include "outdir.h"
-#include "tracescan.h"
 #include "util.h"
 
 enum {
@@ -134,24 +133,6 @@ static int write_report(int dirfd, struct workflow *wf,
 	return err;
 }
 
-static size_t load_all(struct workflow *wf, int argc, char **argv)
-{
-	struct tracescan ts;
-
-	tracescan_init(&ts);
-	for (int i = 0; i < argc; i++)
-		if (tracescan_add(&ts, argv[i]) == 0)
-			workflow_warn(
-				wf,
-				"%s: no trace directory (summary.json or procs.csv) at or below it",
-				argv[i]);
-	for (size_t i = 0; i < ts.count; i++)
-		load_trace(wf, ts.dir[i]);
-	wf->warnings += ts.warnings;
-	tracescan_release(&ts);
-	return wf->ntasks;
-}
-
 static int report_and_write(struct workflow *wf, const struct report_opts *o)
 {
 	struct analysis an;
@@ -185,7 +166,7 @@ int cmd_report(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? REPORT_OK : REPORT_USAGE;
-	if (!load_all(&wf, argc - optind, argv + optind)) {
+	if (!load_traces(&wf, argv + optind, argc - optind, true)) {
 		warnx_line(
 			"report: no readable trace found; run tasks under `iowrap --level full -o DIR` and pass DIR");
 		workflow_release(&wf);

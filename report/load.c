@@ -16,6 +16,7 @@
 #include "argv.h"
 #include "csvin.h"
 #include "parse.h"
+#include "tracescan.h"
 #include "util.h"
 
 static char *json_string_dup(const cJSON *obj, const char *key)
@@ -407,7 +408,7 @@ static void default_group(struct task *t)
 		t->group = xstrdup(t->name);
 }
 
-int load_trace(struct workflow *wf, const char *dir)
+static int load(struct workflow *wf, const char *dir, bool with_files)
 {
 	struct task *t;
 	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -419,9 +420,11 @@ int load_trace(struct workflow *wf, const char *dir)
 	}
 	t = new_task(wf, dir);
 	load_summary(wf, t, dirfd);
-	load_files(wf, t, dirfd);
+	if (with_files)
+		load_files(wf, t, dirfd);
 	load_procs(wf, t, dirfd);
-	load_io(wf, t, dirfd);
+	if (with_files)
+		load_io(wf, t, dirfd);
 	close(dirfd);
 	default_name(t);
 	default_group(t);
@@ -435,4 +438,33 @@ int load_trace(struct workflow *wf, const char *dir)
 	}
 	wf->ntasks++;
 	return 0;
+}
+
+int load_trace(struct workflow *wf, const char *dir)
+{
+	return load(wf, dir, true);
+}
+
+int load_trace_identity(struct workflow *wf, const char *dir)
+{
+	return load(wf, dir, false);
+}
+
+size_t load_traces(struct workflow *wf, char **roots, int nroots,
+		   bool with_files)
+{
+	struct tracescan ts;
+
+	tracescan_init(&ts);
+	for (int i = 0; i < nroots; i++)
+		if (tracescan_add(&ts, roots[i]) == 0)
+			workflow_warn(
+				wf,
+				"%s: no trace directory (summary.json or procs.csv) at or below it",
+				roots[i]);
+	for (size_t i = 0; i < ts.count; i++)
+		load(wf, ts.dir[i], with_files);
+	wf->warnings += ts.warnings;
+	tracescan_release(&ts);
+	return wf->ntasks;
 }

@@ -13,6 +13,12 @@
 /* Appends the trace in dir to wf; returns 0, or -1 if nothing usable was
  * there (a warning says why). */
 int load_trace(struct workflow *wf, const char *dir);
+/* Loads every trace directory at or below the roots (tracescan.h);
+ * returns the number of tasks. */
+size_t load_traces(struct workflow *wf, char **roots, int nroots,
+		   bool with_files);
+/* The same without files.csv and io.csv: identity, times and totals. */
+int load_trace_identity(struct workflow *wf, const char *dir);
 void workflow_release(struct workflow *wf);
 /* Frees the task being loaded at wf->task[wf->ntasks]. */
 void task_discard_last(struct workflow *wf);

@@ -528,3 +528,34 @@ def test_wcp_append_and_memory_state(tmp_path):
     assert {e["mutation"] for e in into} == {"MERGE"} and len(into) == 9
     assert {e["mutation"] for e in out} == {"SPLIT"} and len(out) == 9
     assert rep["wcp"]["edges_dropped"] == 0
+
+
+def test_export_csv_merges_tasks(tmp_path):
+    d, traces = make_numbers_workflow(tmp_path)
+    out = tmp_path / "all.csv"
+    p = subprocess.run([str(IOWRAP), "export", "--format", "csv", "-o",
+                        str(out), str(traces)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    merged = csv_rows(out)
+    for name in ("t1", "t2", "t3"):
+        own = csv_rows(traces / name / "io.csv")
+        mine = [r for r in merged if r["task_name"] == name]
+        assert len(mine) == len(own)
+        assert {r["trace_dir"] for r in mine} == {str(traces / name)}
+        strip = [{k: v for k, v in r.items()
+                  if k not in ("task_id", "task_name", "task_key", "host",
+                               "trace_dir")} for r in mine]
+        assert strip == own
+    procs = subprocess.run([str(IOWRAP), "export", "--format", "csv",
+                            "--table", "procs", str(traces)],
+                           capture_output=True, text=True, check=True)
+    rows = csv_rows_text(procs.stdout)
+    assert len(rows) == sum(len(csv_rows(traces / n / "procs.csv"))
+                            for n in ("t1", "t2", "t3"))
+    bad = subprocess.run([str(IOWRAP), "export", "--format", "chrome",
+                          str(traces)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "only format" in bad.stderr
+
+
+def csv_rows_text(text):
+    return list(csv.DictReader(io.StringIO(text, newline="")))
