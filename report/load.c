@@ -19,6 +19,9 @@
 #include "tracescan.h"
 #include "util.h"
 
+/* summary.json lists every file of the task: large, but bounded. */
+#define SUMMARY_MAX_BYTES (256 << 20)
+
 static char *json_string_dup(const cJSON *obj, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -154,9 +157,9 @@ static void read_summary_fields(struct task *t, const cJSON *root)
 	read_identity(t, root);
 	t->start_us = json_time(root, "start_time_s");
 	t->end_us = json_time(root, "end_time_s");
-	if (json_number(exit, "code", &d))
+	if (json_number(exit, "code", &d) && d >= 0 && d <= 1e9)
 		t->exit_code = (int64_t)d;
-	if (json_number(exit, "signal", &d))
+	if (json_number(exit, "signal", &d) && d >= 0 && d <= 1e9)
 		t->exit_signal = (int64_t)d;
 	t->complete =
 		cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr, "complete"));
@@ -195,6 +198,14 @@ static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 			t->dir,
 			err == -ENOENT ? "missing (tracer killed?)" :
 					 strerror(-err));
+		return;
+	}
+	if (len > SUMMARY_MAX_BYTES) {
+		workflow_warn(
+			wf,
+			"%s/summary.json: larger than %d MiB, not a summary; task times and totals taken from procs.csv",
+			t->dir, SUMMARY_MAX_BYTES >> 20);
+		unmap_file(data, len);
 		return;
 	}
 	root = cJSON_ParseWithLengthOpts(data, len, &end, false);

@@ -559,3 +559,45 @@ def test_export_csv_merges_tasks(tmp_path):
 
 def csv_rows_text(text):
     return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def test_columns_by_name_reordered_and_extra(tmp_path):
+    """Another format version: columns reordered and one added."""
+    traces = one_trace(tmp_path)
+    _, _, before = report(traces, out=tmp_path / "out1")
+    io_csv = traces / "t" / "io.csv"
+    rows = csv_rows(io_csv)
+    cols = ["extra"] + list(reversed(list(rows[0].keys())))
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow(dict(r, extra="x,y"))
+    io_csv.write_bytes(buf.getvalue().encode("utf-8", "surrogateescape"))
+    _, stderr, after = report(traces, out=tmp_path / "out2")
+    assert stderr == ""
+    assert after["tasks"][0]["files"] == before["tasks"][0]["files"]
+    assert after["workflow"] == before["workflow"]
+
+
+def test_random_damage_never_crashes(tmp_path):
+    """Cut and flip bytes of every trace file: a report or a clean
+    refusal, never a crash."""
+    import random
+    traces = one_trace(tmp_path)
+    pristine = {p.name: p.read_bytes() for p in (traces / "t").iterdir()}
+    rnd = random.Random(5)
+    for i in range(40):
+        for name, data in pristine.items():
+            b = bytearray(data)
+            for _ in range(rnd.randrange(0, 6)):
+                b[rnd.randrange(len(b))] = rnd.randrange(256)
+            if rnd.random() < 0.5:
+                b = b[:rnd.randrange(len(b) + 1)]
+            (traces / "t" / name).write_bytes(bytes(b))
+        out = tmp_path / f"out{i}"
+        p = subprocess.run([str(IOWRAP), "report", "-o", str(out),
+                            str(traces)], capture_output=True, timeout=60)
+        assert p.returncode in (0, 3), (i, p.returncode, p.stderr)
+        if p.returncode == 0:
+            json.loads((out / "report.json").read_text())
