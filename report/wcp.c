@@ -168,15 +168,21 @@ static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
 			   size_t self, int64_t t)
 {
 	const struct gfile *gf = &an->file[g];
-	size_t best = NO_INDEX;
+	size_t lo = 0, hi = gf->nversions;
 
-	for (size_t v = gf->vfirst; v < gf->vfirst + gf->nversions; v++) {
-		const struct vertex *vx = &an->vertex[v];
+	/* Versions are ordered by first write: binary search for the
+	 * last one begun by t, then skip the task's own. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (vx->task != self && vx->first_us <= t)
-			best = v;
+		if (an->vertex[gf->vfirst + mid].first_us <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return best != NO_INDEX ? best : input_vertex(wf, an, g);
+	while (lo > 0 && an->vertex[gf->vfirst + lo - 1].task == self)
+		lo--;
+	return lo > 0 ? gf->vfirst + lo - 1 : input_vertex(wf, an, g);
 }
 
 struct task_io {
