@@ -9,7 +9,7 @@ OBJDIR    := build/obj
 PYTEST    := /usr/bin/python3 -m pytest
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
-CPPFLAGS  := -D_GNU_SOURCE -Icommon -Iptrace -Icmd -I$(DEPS)/include \
+CPPFLAGS  := -D_GNU_SOURCE -Icommon -Iptrace -Ireport -Icmd -I$(DEPS)/include \
              -idirafter $(KHEADERS)
 CFLAGS    := -std=c11 -O2 -g $(WARN) -fstack-protector-strong \
              -D_FORTIFY_SOURCE=2
@@ -18,8 +18,9 @@ LDLIBS    := $(DEPS)/lib/libseccomp.a $(DEPS)/lib/libfuse3.a $(DEPS)/lib/libcjso
 
 COMMON_SRC := $(sort $(wildcard common/*.c))
 PTRACE_SRC := $(sort $(wildcard ptrace/*.c))
+REPORT_SRC := $(sort $(wildcard report/*.c))
 CMD_SRC    := $(sort $(wildcard cmd/*.c))
-LIB_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(COMMON_SRC) $(PTRACE_SRC))
+LIB_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(COMMON_SRC) $(PTRACE_SRC) $(REPORT_SRC))
 CMD_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(CMD_SRC))
 UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
@@ -78,11 +79,11 @@ check: packages
 
 lint:
 	clang-format --dry-run --Werror cmd/*.c cmd/*.h common/*.c common/*.h \
-		ptrace/*.c ptrace/*.h tests/unit/*.c tests/unit/*.h \
+		ptrace/*.c ptrace/*.h report/*.c report/*.h tests/unit/*.c tests/unit/*.h \
 		tests/helpers/*.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-		--inline-suppr --std=c11 -D_GNU_SOURCE -Icommon -Iptrace -Icmd \
-		cmd common ptrace
+		--inline-suppr --std=c11 -D_GNU_SOURCE -Icommon -Iptrace -Ireport -Icmd \
+		cmd common ptrace report
 
 demo: bin/iowrap
 	@bash tests/demo/run-demo.sh

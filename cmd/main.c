@@ -10,6 +10,8 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "run", cmd_run },
+	{ "report", cmd_report },
+	{ "export", cmd_export },
 };
 
 int main(int argc, char **argv)
