@@ -17,6 +17,7 @@
 #include "analyze.h"
 #include "builtin.h"
 #include "emit.h"
+#include "html.h"
 #include "load.h"
 #include "outdir.h"
 #include "util.h"
@@ -147,11 +148,19 @@ static int report_and_write(struct workflow *wf, const struct report_opts *o)
 		return REPORT_WRITE_FAILED;
 	}
 	err = write_report(dirfd, wf, &an);
-	close(dirfd);
 	analysis_release(&an);
 	if (err) {
+		close(dirfd);
 		warnx_line(
 			"report: cannot write %s/report.json: %s; choose another -o OUTDIR",
+			o->outdir, strerror(-err));
+		return REPORT_WRITE_FAILED;
+	}
+	err = report_write_html_from(dirfd, "report.json", "report.html");
+	close(dirfd);
+	if (err) {
+		warnx_line(
+			"report: cannot write %s/report.html: %s; choose another -o OUTDIR",
 			o->outdir, strerror(-err));
 		return REPORT_WRITE_FAILED;
 	}

@@ -496,7 +496,7 @@ def test_output_is_replaced_atomically_not_through_a_symlink(tmp_path):
     report(traces, out=out)
     assert victim.read_text() == "keep"
     assert not (out / "report.json").is_symlink()
-    assert sorted(p.name for p in out.iterdir()) == ["report.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json"]
 
 
 def test_wcp_append_and_memory_state(tmp_path):

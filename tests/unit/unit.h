@@ -40,6 +40,7 @@ extern const struct unit_test pidmap_tests[];
 extern const struct unit_test filter_tests[];
 extern const struct unit_test taskid_tests[];
 extern const struct unit_test report_tests[];
+extern const struct unit_test html_tests[];
 
 bool unit_check(bool ok, const char *file, int line, const char *expr);
 bool unit_check_int(const char *file, int line, const char *expr,
