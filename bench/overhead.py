@@ -629,7 +629,8 @@ def fmt_ratio(r):
 
 
 def fmt_pct(r):
-    return "—" if r is None else f"{(r - 1) * 100:+.1f}%"
+    return "—" if r is None else \
+        f"{(r - 1) * 100:+.1f}%".replace("-", "−")
 
 
 def fmt_us(s):
@@ -670,14 +671,14 @@ def within_noise(cell, mode):
 def less_overhead(cell, level, base="native", strace=None):
     """How many times less overhead iowrap at `level` adds than strace
     tracing the same syscalls: (strace − native) ÷ (iowrap − native);
-    infinite when iowrap adds none."""
+    infinite when iowrap adds none, 0 when only iowrap adds some."""
     n, i = med(cell, base), med(cell, level)
     s = med(cell, strace or f"strace-{level}")
     if n is None or i is None or s is None:
         return None
     if i - n <= 0:
         return float("inf")
-    return (s - n) / (i - n)
+    return max(s - n, 0.0) / (i - n)
 
 
 def wall_table(results, wl):
