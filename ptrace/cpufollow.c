@@ -25,8 +25,9 @@
  * the tracee off the tracer's CPU (every 2 ms: 5x the moves, half the gain).
  */
 #define FOLLOW_WATCHDOG_US 20000
-/* A stop left waiting this long with no stop handled: starved. */
+/* Stops left waiting this long, few handled meanwhile: starved. */
 #define FOLLOW_STARVED_US 1000
+#define FOLLOW_STARVED_STOPS 8
 /* No stop for this long: the phase ends quietly. */
 #define FOLLOW_QUIET_US 60000
 /* A phase that lasted this long resets the back-off. */
@@ -120,10 +121,11 @@ static void demote(struct cpu_follow *f, enum demotion why)
 }
 
 /*
- * A stop waits and the tracer handles none in FOLLOW_STARVED_US: it is
- * starved.  A tracer that gets a sliver of its CPU still makes progress,
- * so counting progress alone does not tell; a waiting stop served in
- * microseconds is rarely seen twice.
+ * A stop waits, and again FOLLOW_STARVED_US later, with fewer than
+ * FOLLOW_STARVED_STOPS handled in between: the tracer is starved.  A
+ * starved SCHED_IDLE tracer still gets a sliver of its CPU and handles a
+ * stop now and then, so "none handled" is not the test; a healthy phase
+ * serves a stop within microseconds and handles about a hundred a ms.
  */
 static bool starved(struct cpu_follow *f)
 {
@@ -133,7 +135,8 @@ static bool starved(struct cpu_follow *f)
 		return false;
 	before = atomic_load(&f->progress);
 	return doze(f, FOLLOW_STARVED_US) &&
-	       atomic_load(&f->progress) == before && event_pending();
+	       atomic_load(&f->progress) - before < FOLLOW_STARVED_STOPS &&
+	       event_pending();
 }
 
 /*
