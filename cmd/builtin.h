@@ -4,5 +4,6 @@
 #define IOWRAP_BUILTIN_H
 
 int cmd_run(int argc, char **argv);
+int cmd_tasks(int argc, char **argv);
 
 #endif
