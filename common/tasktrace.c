@@ -76,14 +76,16 @@ static void load_exit(const cJSON *summary, struct task_trace *t)
 	t->signal_name = string_of(exit_obj, "signal_name");
 }
 
-/* File bytes from "mounts" (--level files/full), else rchar/wchar. */
+/* File bytes from "mounts" (--level full: --level files counts no reads
+ * or writes), else rchar/wchar. */
 static void load_io(const cJSON *summary, struct task_trace *t)
 {
 	const cJSON *mounts = member(summary, "mounts"), *m;
 	const cJSON *totals = member(summary, "totals");
 	uint64_t r, w;
 
-	if (cJSON_IsArray(mounts)) {
+	if (cJSON_IsArray(mounts) && t->level &&
+	    strcmp(t->level, "full") == 0) {
 		t->has_io = t->io_from_files = true;
 		cJSON_ArrayForEach(m, mounts)
 		{

@@ -29,7 +29,7 @@ struct task_trace {
 	int64_t exit_code;
 	char *signal_name; /* killed by a signal */
 	/* Bytes the task's reads and writes of files returned (summary.json
-	 * "mounts", --level files/full), else rchar/wchar (every read and
+	 * "mounts", --level full), else rchar/wchar (every read and
 	 * write, pipes and exec loading included). */
 	bool has_io, io_from_files;
 	uint64_t read_bytes, written_bytes;
