@@ -539,8 +539,9 @@ static void print_table(const struct listing *l, struct strbuf *out)
 		release_cells(&cells[r]);
 	}
 	if (estimated)
-		sb_adds(out, "* rchar/wchar (below --level full): every read and "
-			     "write, pipes and program loading included\n");
+		sb_adds(out,
+			"* rchar/wchar (below --level full): every read and "
+			"write, pipes and program loading included\n");
 	for (int i = 0; i < NCOLS; i++)
 		sb_release(&titles[i]);
 	free(cells);
