@@ -72,7 +72,7 @@ static int list_dirs(int fd, struct names *out)
 {
 	struct dirent *de;
 	DIR *d;
-	int dfd = dup(fd);
+	int err, dfd = dup(fd);
 
 	memset(out, 0, sizeof(*out));
 	if (dfd < 0)
@@ -82,8 +82,11 @@ static int list_dirs(int fd, struct names *out)
 		close(dfd);
 		return -errno;
 	}
-	errno = 0;
-	while ((de = readdir(d)) != NULL) {
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0 ||
 		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
@@ -91,9 +94,10 @@ static int list_dirs(int fd, struct names *out)
 		out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
 		out->v[out->n++] = xstrdup(de->d_name);
 	}
+	err = errno;
 	closedir(d);
 	qsort(out->v, out->n, sizeof(*out->v), compare_names);
-	return 0;
+	return -err;
 }
 
 static void free_names(struct names *names)
@@ -144,10 +148,8 @@ static void walk(struct taskscan *ts, int fd, const char *path, unsigned depth)
 	if (try_trace(ts, fd, path) || depth >= ts->max_depth)
 		return;
 	rc = list_dirs(fd, &names);
-	if (rc < 0) {
+	if (rc < 0)
 		warn_entry(ts, path, "", strerror(-rc));
-		return;
-	}
 	for (size_t i = 0; i < names.n && !ts->limit_hit; i++)
 		walk_child(ts, fd, path, names.v[i], depth);
 	free_names(&names);
