@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "display.h"
@@ -47,10 +48,15 @@ static bool try_trace(struct taskscan *ts, int fd, const char *path)
 {
 	struct task_trace t;
 	struct strbuf why;
+	struct stat st;
 	int rc;
 
 	sb_init(&why, 0);
 	rc = task_trace_load(fd, path, &t, &why);
+	if (rc > 0 && fstat(fd, &st) == 0) {
+		t.dev = st.st_dev;
+		t.ino = st.st_ino;
+	}
 	if (rc < 0 && rc != -ENOENT)
 		warn_entry(ts, path, "/summary.json", sb_str(&why));
 	sb_release(&why);
@@ -155,6 +161,33 @@ static void walk(struct taskscan *ts, int fd, const char *path, unsigned depth)
 	free_names(&names);
 }
 
+static int compare_ids(const void *pa, const void *pb)
+{
+	const struct task_trace *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return strcmp(a->path, b->path);
+}
+
+/* A trace found twice (DIR and DIR/HOST both given) is listed once. */
+static void drop_duplicates(struct taskscan *ts)
+{
+	size_t kept = 0;
+
+	qsort(ts->traces, ts->n, sizeof(*ts->traces), compare_ids);
+	for (size_t i = 0; i < ts->n; i++) {
+		if (kept && ts->traces[i].dev == ts->traces[kept - 1].dev &&
+		    ts->traces[i].ino == ts->traces[kept - 1].ino)
+			task_trace_release(&ts->traces[i]);
+		else
+			ts->traces[kept++] = ts->traces[i];
+	}
+	ts->n = kept;
+}
+
 int taskscan_add(struct taskscan *ts, const char *dir, struct strbuf *why)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -168,6 +201,7 @@ int taskscan_add(struct taskscan *ts, const char *dir, struct strbuf *why)
 	ts->dirs++;
 	walk(ts, fd, dir, 0);
 	close(fd);
+	drop_duplicates(ts);
 	return 0;
 }
 

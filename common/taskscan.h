@@ -30,8 +30,9 @@ struct taskscan {
 };
 
 void taskscan_init(struct taskscan *ts);
-/* Adds the trace directories under dir (dir itself included).  Returns 0,
- * or -errno if dir cannot be opened (the reason in why). */
+/* Adds the trace directories under dir (dir itself included) that are not
+ * already there (same device and inode).  Returns 0, or -errno if dir
+ * cannot be opened (the reason in why). */
 int taskscan_add(struct taskscan *ts, const char *dir, struct strbuf *why);
 void taskscan_release(struct taskscan *ts);
 

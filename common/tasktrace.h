@@ -36,6 +36,7 @@ struct task_trace {
 	char *nf_hash; /* task.nextflow.hash, else from the path */
 	char *smk_rule, *smk_jobid;
 	struct cJSON *task; /* the "task" object, or NULL */
+	unsigned long long dev, ino; /* the directory's (set by taskscan) */
 };
 
 /*

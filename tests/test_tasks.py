@@ -120,6 +120,14 @@ def test_root_listing_json(root):
     assert (base / "data" / "out2").stat().st_size == 100000
 
 
+def test_same_trace_given_twice_is_listed_once(root):
+    base, top, traces = root
+    host_dir = traces[0][1].parent
+    rows, _ = tasks_json(top, host_dir, traces[0][1])
+    assert sorted(r["trace"] for r in rows) == sorted(
+        str(d) for _, d in traces)
+
+
 def test_root_listing_table(root):
     base, top, traces = root
     proc = tasks(top)
