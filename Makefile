@@ -9,7 +9,7 @@ OBJDIR    := build/obj
 PYTEST    := /usr/bin/python3 -m pytest
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
-CPPFLAGS  := -D_GNU_SOURCE -Icommon -Iptrace -Icmd -I$(DEPS)/include \
+CPPFLAGS  := -D_GNU_SOURCE -Icommon -Iptrace -Icmd -Ireport -I$(DEPS)/include \
              -idirafter $(KHEADERS)
 CFLAGS    := -std=c11 -O2 -g $(WARN) -fstack-protector-strong \
              -D_FORTIFY_SOURCE=2
@@ -19,7 +19,12 @@ LDLIBS    := $(DEPS)/lib/libseccomp.a $(DEPS)/lib/libfuse3.a $(DEPS)/lib/libcjso
 COMMON_SRC := $(sort $(wildcard common/*.c))
 PTRACE_SRC := $(sort $(wildcard ptrace/*.c))
 CMD_SRC    := $(sort $(wildcard cmd/*.c))
-LIB_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(COMMON_SRC) $(PTRACE_SRC))
+REPORT_SRC := $(sort $(wildcard report/*.c))
+# report.html's files, linked in by report/web_assets.S (.incbin).
+WEB_ASSETS := report/web/template.html report/web/style.css \
+              report/web/vendor/echarts.min.js report/web/app.js
+LIB_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(COMMON_SRC) $(PTRACE_SRC) \
+              $(REPORT_SRC)) $(OBJDIR)/report/web_assets.o
 CMD_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(CMD_SRC))
 UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
@@ -44,6 +49,14 @@ $(OBJDIR)/%.o: %.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
+# No network at build time: the assets are files in the tree.  The check
+# refuses any that could end the <script>/<style> element it goes into.
+$(OBJDIR)/report/web_assets.o: report/web_assets.S $(WEB_ASSETS) \
+		report/web/check-assets.sh
+	@mkdir -p $(dir $@)
+	@bash report/web/check-assets.sh $(WEB_ASSETS)
+	$(CC) -c -o $@ $<
+
 build/libiowrap.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -55,6 +68,11 @@ bin/iowrap: $(CMD_OBJ) build/libiowrap.a
 build/unit-tests: $(UNIT_SRC) build/libiowrap.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $(UNIT_SRC) \
 		build/libiowrap.a $(LDLIBS)
+
+# report_write_html() on any JSON file, for tests/test_report_html.py.
+build/write-report-html: tests/tools/write_report_html.c build/libiowrap.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< build/libiowrap.a \
+		$(LDLIBS)
 
 # Test programs: built with the host's glibc gcc, as users' programs are.
 build/helpers/%: tests/helpers/%.c
@@ -75,7 +93,7 @@ build/helpers/%-static: tests/helpers/%.c
 unit: build/unit-tests
 	./build/unit-tests
 
-test: bin/iowrap build/unit-tests $(HELPERS)
+test: bin/iowrap build/unit-tests build/write-report-html $(HELPERS)
 	$(PYTEST) -q tests
 
 check: packages
@@ -84,11 +102,11 @@ check: packages
 
 lint:
 	clang-format --dry-run --Werror cmd/*.c cmd/*.h common/*.c common/*.h \
-		ptrace/*.c ptrace/*.h tests/unit/*.c tests/unit/*.h \
-		tests/helpers/*.c
+		ptrace/*.c ptrace/*.h report/*.c report/*.h tests/unit/*.c \
+		tests/unit/*.h tests/helpers/*.c tests/tools/*.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr --std=c11 -D_GNU_SOURCE -Icommon -Iptrace -Icmd \
-		cmd common ptrace
+		-Ireport cmd common ptrace report
 
 demo: bin/iowrap
 	@bash tests/demo/run-demo.sh
@@ -98,7 +116,8 @@ bench: bin/iowrap $(HELPERS)
 	@/usr/bin/python3 bench/overhead.py
 
 clean:
-	rm -rf bin build/obj build/libiowrap.a build/unit-tests build/helpers
+	rm -rf bin build/obj build/libiowrap.a build/unit-tests build/helpers \
+		build/write-report-html
 
 distclean: clean
 	rm -rf build

@@ -1,17 +1,23 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Overhead benchmark: what iowrap's tracing levels cost in wall time, on
-real programs, against the same programs run natively and under strace
-(the HTC paper's Table III question, asked of every level).
+the workloads of issue 3's "Performance" section, against the same
+programs run natively, under strace with a seccomp-bpf filter and under a
+plain PTRACE_SYSCALL tracer.
 
-Seven workloads (dd from /dev/zero, dd of a 64 MiB file, gzip -1, tar of
-2000 small files, sort of 20 MB, 1000 x /bin/true from a shell loop,
-python3 startup) each run natively, under `iowrap -l summary|files|full`,
-under `strace -f --seccomp-bpf` with the same syscall set as iowrap's
-files and full filters, and pinned to one CPU with `taskset` (native,
-iowrap full, strace full).  Every run's output is checked against the
-native run's; every iowrap run's summary.json gives its syscall stops.
-The cells are medians over the runs of one invocation of this script.
+Workloads: (a) dd bs=4k of a 256 MiB page-cached file to /dev/null,
+(b) gzip -1 of 128 MiB of text, (c) tar cf of a tree of 20,000 small
+files, (d) make -j2 of a small C project (a clean out-of-tree build),
+(e) 20 x python3 importing a dozen stdlib modules, (f) fio psync 4k random
+reads of a page-cached file; plus /bin/true (the fixed cost per task) and
+a stress row, a shell loop of 1000 x /bin/true.  Modes: native,
+`iowrap -l summary|files|full`, `strace -f --seccomp-bpf` with the syscall
+sets of iowrap's files and full filters, `strace -f` without the filter
+(stops at every syscall's entry and exit), and pinned to one CPU with
+`taskset` (native, iowrap full, strace full).  Every run's output is
+checked against the native run's; every iowrap run's summary.json gives
+its syscall stops.  Cells are medians over at least 5 runs (--quick: a
+smoke test on tiny data, fewer runs).
 
 Usage: bench/overhead.py [--runs N] [--quick] [--budget S] [--only W,...]
                          [--output FILE] [--no-doc] [--dir DIR]
@@ -44,13 +50,20 @@ IOWRAP = ROOT / "bin" / "iowrap"
 FILTER_C = ROOT / "ptrace" / "filter.c"
 DOC = ROOT / "docs" / "overhead.md"
 
-MIN_RUNS = 3          # runs of an expensive mode, whatever the budget
+MIN_RUNS = 5          # runs of every mode (issue 3: median of at least 5)
 CHEAP_S = 1.0         # a mode whose first run is shorter always gets --runs
 SHORT_S = 0.2         # ... and one shorter than this SHORT_FACTOR times as
 SHORT_FACTOR = 3      # many: its median is the noisiest and runs are cheap
 NOISE_FLOOR = 0.10    # per-stop costs only where stops add at least 10%
-LEAVE_ON = 1.10       # "cheap enough to leave on": at most +10% ...
-STRESS_LIMIT = 2.0    # ... and at most 2x on the two synthetic stress cases
+LEAVE_ON = 1.10       # a default level: at most +10% on every workload
+
+# Issue 3's targets.
+FULL_CLOSE = 1.05     # `full` within 5% of native on (b) and (d)
+FULL_CLOSE_ON = ("gzip", "make")
+STORM_LIMIT = 20.0    # (a) within 20x of native
+STORM = "dd"
+LESS_THAN_STRACE = 5.0   # at least 5x less overhead than strace
+SUMMARY_CLOSE = 1.01  # `summary` within 1%
 
 # iowrap's filter (ptrace/filter.c), used when that file cannot be parsed.
 FILES_SET = """open openat openat2 creat close close_range dup dup2 dup3
@@ -62,6 +75,9 @@ FULL_EXTRA = """read write pread64 pwrite64 readv writev preadv pwritev
 preadv2 pwritev2 sendfile sendfile64 copy_file_range splice fsync fdatasync
 sync_file_range fallocate lseek _llseek io_uring_setup
 io_uring_enter""".split()
+
+PY_MODULES = ("json, csv, re, sqlite3, decimal, datetime, argparse, logging, "
+              "subprocess, tempfile, xml.etree.ElementTree, email.message")
 
 
 class BenchError(Exception):
@@ -83,7 +99,7 @@ def log(msg):
 class Mode:
     key: str
     label: str
-    tracer: str = None      # None (native), "iowrap" or "strace"
+    tracer: str = None      # None (native), "iowrap", "strace" or "ptrace"
     level: str = None       # iowrap level, or the strace set's level
     pinned: bool = False
 
@@ -95,6 +111,7 @@ MODES = [
     Mode("full", "iowrap full", "iowrap", "full"),
     Mode("strace-files", "strace files", "strace", "files"),
     Mode("strace-full", "strace full", "strace", "full"),
+    Mode("ptrace", "plain ptrace (strace, no filter)", "ptrace", "full"),
     Mode("native-pinned", "native, 1 CPU", None, None, True),
     Mode("full-pinned", "iowrap full, 1 CPU", "iowrap", "full", True),
     Mode("strace-full-pinned", "strace full, 1 CPU", "strace", "full", True),
@@ -129,12 +146,19 @@ def filter_sets():
 class Workload:
     key: str
     title: str
-    what: str               # what it stresses
+    letter: str             # issue 3's (a)-(f); "" for the extra rows
     argv: list
     outputs: list = field(default_factory=list)   # files it writes
     stderr_filter: object = None
+    stdout_fp: bool = True  # stdout is deterministic: compare it
+    check: object = None    # rundir -> {what: value} to compare as well
+    expect: dict = field(default_factory=dict)    # ... and their values
     stress: bool = False    # synthetic worst case, not a real task
     fixed: bool = False     # /bin/true: the fixed cost of a traced task
+
+    @property
+    def target(self):
+        return bool(self.letter)
 
 
 def dd_stderr(text):
@@ -142,10 +166,20 @@ def dd_stderr(text):
     return re.sub(rb"copied, .*", b"copied", text)
 
 
+@dataclass
+class Scale:
+    dd_mib: int         # (a) and (f): the cached file
+    gz_mib: int         # (b)
+    nfiles: int         # (c)
+    nsources: int       # (d): C files besides main.c
+    nimports: int       # (e)
+    fio_ios: int        # (f)
+    nspawn: int         # stress row
+
+
 SCALES = {
-    # name: (dd-zero count, big file MiB, sort MB, small files, spawns)
-    "full": (20000, 64, 20, 2000, 1000),
-    "quick": (2000, 8, 2, 200, 100),
+    "full": Scale(256, 128, 20000, 30, 20, 20000, 1000),
+    "quick": Scale(8, 4, 300, 4, 2, 500, 50),
 }
 
 
@@ -156,35 +190,79 @@ def python3():
     return None
 
 
+def c_value(i, x=1000):
+    """What f<i>(x) of the generated C project returns."""
+    s = i
+    for k in range(x):
+        s = (s * 31 + k + i) % 1000003
+    return s
+
+
+def prog_output(rundir):
+    """(d): what the freshly built program prints (the binary itself is
+    not compared: only its behaviour is meant to be reproducible)."""
+    try:
+        res = subprocess.run([str(rundir / "prog")], capture_output=True,
+                             timeout=30)
+        return {"./prog prints": res.stdout.decode(errors="replace")
+                .strip() if res.returncode == 0
+                else f"exit status {res.returncode}"}
+    except (OSError, subprocess.SubprocessError) as e:
+        return {"./prog prints": f"cannot run: {e}"}
+
+
+def fio_bytes(rundir):
+    """(f): the bytes fio says it read (its JSON report; the timings in it
+    differ from run to run and are not compared)."""
+    try:
+        text = (rundir / "fio.json").read_text(errors="replace")
+        rep = json.loads(text[text.index("{"):])
+        return {"fio read io_bytes": rep["jobs"][0]["read"]["io_bytes"]}
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        return {"fio read io_bytes": f"no usable fio.json: {e}"}
+
+
 def workloads(data, scale):
-    dd_count, big_mib, sort_mb, nfiles, nspawn = SCALES[scale]
-    py = python3()
+    sc = SCALES[scale]
+    py = python3() or "python3"
+    proj = data / "proj"
+    expected = str(sum(c_value(i) for i in range(sc.nsources)))
     return [
-        Workload("true", "/bin/true (fixed cost per task)",
-                 "start-up and end of tracing", ["/bin/true"], fixed=True),
-        Workload("dd-zero", f"dd /dev/zero → /dev/null, bs=4k ×{dd_count}",
-                 "syscalls (the BRIEF's case)",
-                 ["dd", "if=/dev/zero", "of=/dev/null", "bs=4k",
-                  f"count={dd_count}"],
-                 stderr_filter=dd_stderr, stress=True),
-        Workload("dd-file", f"dd {big_mib} MiB file → file, bs=4k",
-                 "file I/O syscalls",
-                 ["dd", f"if={data}/big.txt", "of=out.bin", "bs=4k"],
-                 outputs=["out.bin"], stderr_filter=dd_stderr),
-        Workload("gzip", f"gzip -1 of {big_mib} MiB text",
-                 "compute, big reads",
-                 ["gzip", "-1", "-c", f"{data}/big.txt"]),
-        Workload("tar", f"tar -cf of {nfiles} small files", "metadata",
+        Workload("true", "/bin/true (fixed cost per task)", "",
+                 ["/bin/true"], fixed=True),
+        Workload("dd", f"(a) dd bs=4k, {sc.dd_mib} MiB cached file → "
+                 "/dev/null", "a",
+                 ["dd", f"if={data}/dd.bin", "of=/dev/null", "bs=4k"],
+                 stderr_filter=dd_stderr),
+        Workload("gzip", f"(b) gzip -1 of {sc.gz_mib} MiB text", "b",
+                 ["gzip", "-1", "-c", f"{data}/gz.txt"]),
+        Workload("tar", f"(c) tar cf of {sc.nfiles:,} small files", "c",
                  ["tar", "-cf", "out.tar", "-C", str(data), "tree"],
                  outputs=["out.tar"]),
-        Workload("sort", f"sort of {sort_mb} MB text", "compute, threads",
-                 ["sort", f"{data}/sort.txt"]),
-        Workload("spawn", f"sh loop: {nspawn} × /bin/true", "processes",
+        Workload("make", f"(d) make -j2, C project of {sc.nsources + 1} "
+                 "files", "d",
+                 ["make", "-s", "-j2", "-f", f"{proj}/Makefile",
+                  f"SRC={proj}", "CC=gcc"],
+                 check=prog_output, expect={"./prog prints": expected}),
+        Workload("python", f"(e) {sc.nimports} × python3 importing 12 "
+                 "stdlib modules", "e",
+                 ["/bin/sh", "-c", f"i=0; while [ $i -lt {sc.nimports} ]; "
+                  f"do {py} -c 'import {PY_MODULES}' || exit 1; "
+                  "i=$((i+1)); done"]),
+        Workload("fio", f"(f) fio psync 4k random reads × {sc.fio_ios:,}, "
+                 "cached file", "f",
+                 ["fio", "--name=randread", f"--filename={data}/dd.bin",
+                  "--readonly", "--ioengine=psync", "--rw=randread",
+                  "--bs=4k", f"--size={sc.dd_mib}m",
+                  f"--number_ios={sc.fio_ios}", "--invalidate=0",
+                  "--randrepeat=1", "--randseed=20240601",
+                  "--disk_util=0", "--output-format=json",
+                  "--output=fio.json"],
+                 stdout_fp=False, check=fio_bytes,
+                 expect={"fio read io_bytes": sc.fio_ios * 4096}),
+        Workload("spawn", f"stress: sh loop, {sc.nspawn:,} × /bin/true", "",
                  ["/bin/sh", "-c", "i=0; while [ $i -lt %d ]; do /bin/true;"
-                  " i=$((i+1)); done" % nspawn], stress=True),
-        Workload("python", "python3 -c 'import json, sqlite3, email'",
-                 "startup: opens, stats",
-                 [py or "python3", "-c", "import json, sqlite3, email"]),
+                  " i=$((i+1)); done" % sc.nspawn], stress=True),
     ]
 
 
@@ -205,32 +283,65 @@ def make_text(rng, vocab, nbytes):
     return b"".join(out)[:nbytes]
 
 
+def make_project(proj, nsources):
+    """(d): nsources small C files, a header, main.c and a Makefile that
+    builds out of tree (`make -f SRC/Makefile SRC=SRC` in an empty
+    directory), so that every run is a clean build."""
+    proj.mkdir()
+    names = [f"f{i:02d}" for i in range(nsources)]
+    (proj / "proj.h").write_text(
+        "#ifndef PROJ_H\n#define PROJ_H\n" +
+        "".join(f"long {n}(long x);\n" for n in names) + "#endif\n")
+    for i, n in enumerate(names):
+        (proj / f"{n}.c").write_text(
+            f'#include "proj.h"\n\nlong {n}(long x)\n{{\n'
+            f"\tlong s = {i};\n\n\tfor (long k = 0; k < x; k++)\n"
+            f"\t\ts = (s * 31 + k + {i}) % 1000003;\n\treturn s;\n}}\n")
+    (proj / "main.c").write_text(
+        '#include <stdio.h>\n#include "proj.h"\n\nint main(void)\n{\n'
+        "\tlong t = 0;\n\n" +
+        "".join(f"\tt += {n}(1000);\n" for n in names) +
+        '\tprintf("%ld\\n", t);\n\treturn 0;\n}\n')
+    objs = " ".join(f"{n}.o" for n in names + ["main"])
+    (proj / "Makefile").write_text(
+        "# Generated by bench/overhead.py.  Build out of tree:\n"
+        "#   make -f SRC/Makefile SRC=SRC\n"
+        "SRC ?= .\nCFLAGS = -O2 -Wall\n"
+        f"OBJS = {objs}\n"
+        "vpath %.c $(SRC)\nvpath %.h $(SRC)\n\n"
+        "prog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n\n"
+        "%.o: %.c proj.h\n\t$(CC) $(CFLAGS) -I$(SRC) -c -o $@ $<\n")
+
+
 def make_data(data, scale):
-    _, big_mib, sort_mb, nfiles, _ = SCALES[scale]
+    sc = SCALES[scale]
     rng = random.Random(20240601)
     syl = ["ka", "to", "ri", "sen", "mo", "la", "vi", "dor", "qu", "ex",
            "an", "bel", "cor", "pho", "ty", "gra", "nu", "ost", "pel", "zi"]
     vocab = ["".join(rng.choices(syl, k=rng.randint(1, 4)))
              for _ in range(6000)]
-    big = make_text(rng, vocab, big_mib << 20)
-    big = big[:-1] + b"\n"
-    (data / "big.txt").write_bytes(big)
-    # sort input: a key in front of each line so that lines differ early.
-    text = make_text(rng, vocab, sort_mb * 10**6).split(b"\n")[:-1]
-    lines = [b"%08x %s" % (rng.getrandbits(32), t) for t in text]
-    (data / "sort.txt").write_bytes(b"\n".join(lines) + b"\n")
+    text = make_text(rng, vocab, sc.gz_mib << 20)
+    text = text[:-1] + b"\n"
+    (data / "gz.txt").write_bytes(text)
+    # (a) and (f): the same text over and over; dd and fio do not care.
+    with open(data / "dd.bin", "wb") as f:
+        left = sc.dd_mib << 20
+        while left > 0:
+            f.write(text[:left])
+            left -= len(text[:left])
     tree = data / "tree"
     per_dir = 100
-    for i in range(nfiles):
-        d = tree / f"d{i // per_dir:02d}"
+    for i in range(sc.nfiles):
+        d = tree / f"d{i // per_dir:03d}"
         if i % per_dir == 0:
             d.mkdir(parents=True)
-        start = rng.randrange(0, len(big) - 16384)
-        (d / f"f{i:04d}.txt").write_bytes(
-            big[start:start + rng.randint(0, 8192)])
+        start = rng.randrange(0, len(text) - 16384)
+        (d / f"f{i:05d}.txt").write_bytes(
+            text[start:start + rng.randint(0, 8192)])
     # A fixed mtime, so that the tar is the same whatever the date.
     for p in sorted(tree.rglob("*"), reverse=True) + [tree]:
         os.utime(p, (1700000000, 1700000000))
+    make_project(data / "proj", sc.nsources)
 
 
 # ---------------------------------------------------------------- one run
@@ -264,10 +375,13 @@ def fingerprint(w, rundir, status):
     err = (rundir / "stderr").read_bytes()
     if w.stderr_filter:
         err = w.stderr_filter(err)
-    fp = {"exit status": status, "stdout": digest(rundir / "stdout"),
-          "stderr": err}
+    fp = {"exit status": status, "stderr": err}
+    if w.stdout_fp:
+        fp["stdout"] = digest(rundir / "stdout")
     for name in w.outputs:
         fp[name] = digest(rundir / name)
+    if w.check:
+        fp.update(w.check(rundir))
     return fp
 
 
@@ -282,12 +396,19 @@ def describe_diff(ref, fp):
             out.append(f"stderr {b[:300]!r} (native: {a[:300]!r})")
         elif k == "exit status":
             out.append(f"exit status {fp[k]} (native: {ref[k]})")
-        else:
+        elif k == "stdout" or isinstance(ref[k], tuple) or ref[k] is None:
             def fmt(d):
                 return "missing" if d is None else \
                     f"{d[0]} B sha256 {d[1]}"
             out.append(f"{k}: {fmt(fp[k])} (native: {fmt(ref[k])})")
+        else:
+            out.append(f"{k}: {fp[k]!r} (native: {ref[k]!r})")
     return out
+
+
+# The outer make's jobserver and flags must not reach workload (d).
+MAKE_ENV = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES",
+            "GNUMAKEFLAGS", "MAKEFILES")
 
 
 class Bench:
@@ -297,12 +418,14 @@ class Bench:
         self.sets = strace_sets
         self.seccomp_bpf = seccomp_bpf
         self.cpu0 = cpu0
-        self.env = dict(os.environ, LC_ALL="C")
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in MAKE_ENV}
+        self.env["LC_ALL"] = "C"
         self.failures = []
 
-    def strace_argv(self, level, extra=("-o", "/dev/null")):
+    def strace_argv(self, level, seccomp=True, extra=("-o", "/dev/null")):
         argv = ["strace", "-f", "-qq", *extra]
-        if self.seccomp_bpf:
+        if seccomp and self.seccomp_bpf:
             argv.append("--seccomp-bpf")
         return argv + ["-e", "trace=" + ",".join(self.sets[level])]
 
@@ -315,6 +438,8 @@ class Bench:
                        "-o", str(trace), "--"]
         elif mode.tracer == "strace":
             prefix += self.strace_argv(mode.level)
+        elif mode.tracer == "ptrace":
+            prefix += self.strace_argv(mode.level, seccomp=False)
         return prefix + w.argv
 
     def execute(self, argv, rundir):
@@ -346,6 +471,10 @@ class Bench:
             raise BenchError(
                 f"{w.key}: native run failed with exit status {status}: "
                 f"{(rundir / 'stderr').read_bytes()[:500]!r}")
+        for k, want in w.expect.items():
+            if ref.get(k) != want:
+                raise BenchError(f"{w.key}: native run: {k} "
+                                 f"{ref.get(k)!r}, expected {want!r}")
         return ref
 
     def run(self, mode, w, ref, index):
@@ -384,28 +513,33 @@ class Bench:
         shutil.rmtree(rundir, ignore_errors=True)
         return rec
 
-    def strace_calls(self, w, level, ref):
-        """Syscalls strace traced (strace -c, one untimed run): strace stops
-        about twice per traced syscall (entry and exit)."""
+    def syscall_counts(self, w, ref):
+        """Syscalls per name, counted by `strace -f -c` (no filter, every
+        syscall) in one untimed run: strace stops twice per syscall it
+        traces (entry and exit), so its stops with the files and full sets
+        and without a filter follow from these counts."""
         rundir = self.fresh_rundir()
         counts = self.workdir / "strace-c.txt"
-        argv = self.strace_argv(level, ("-c", "-o", str(counts))) + w.argv
+        argv = ["strace", "-f", "-qq", "-c", "-o", str(counts)] + w.argv
         _, _, status = self.execute(argv, rundir)
         problems = describe_diff(ref, fingerprint(w, rundir, status))
-        calls = None
+        calls = {}
         try:
             for line in counts.read_text().splitlines():
                 f = line.split()
-                if f and f[-1] == "total":
-                    calls = int(f[3])
-        except (OSError, ValueError, IndexError):
+                if len(f) >= 5 and f[3].isdigit() and \
+                        re.fullmatch(r"[a-z_0-9]+", f[-1]):
+                    calls[f[-1]] = calls.get(f[-1], 0) + int(f[3])
+        except OSError:
             pass
-        if problems or calls is None:
-            self.failures.append({"workload": w.key,
-                                  "mode": f"strace -c ({level})", "run": 1,
-                                  "argv": argv,
-                                  "problems": problems or
-                                  ["no total line in strace -c output"]})
+        if "total" not in calls:
+            problems.append("no total line in strace -c output")
+        shutil.rmtree(rundir, ignore_errors=True)
+        if problems:
+            self.failures.append({"workload": w.key, "mode": "strace -c",
+                                  "run": 1, "argv": argv,
+                                  "problems": problems})
+            return None
         return calls
 
 
@@ -414,30 +548,30 @@ def rotate(seq, r):
     return seq[r:] + seq[:r]
 
 
-def run_workload(bench, w, runs, share, count_strace):
+def run_workload(bench, w, runs, share, count_syscalls):
     """All modes, interleaved: in round r the mode order is rotated by r.
     A mode whose first run took less than CHEAP_S gets `runs` runs (less
-    than SHORT_S: SHORT_FACTOR times as many); the others as many as fit
-    into `share` seconds (at least MIN_RUNS)."""
+    than SHORT_S: SHORT_FACTOR times as many); the others `runs` too, or
+    more if they fit into `share` seconds -- never fewer than MIN_RUNS
+    (but for --quick)."""
     t0 = time.monotonic()
     ref = bench.reference(w)
-    cell = {"runs": {m.key: [] for m in MODES}, "strace_calls": {}}
+    cell = {"runs": {m.key: [] for m in MODES}, "syscalls": None}
     cost = {}
     for m in rotate(MODES, 0):
         t = time.monotonic()
         cell["runs"][m.key].append(bench.run(m, w, ref, 0))
         cost[m.key] = time.monotonic() - t
-    if count_strace:
-        for level in ("files", "full"):
-            cell["strace_calls"][level] = bench.strace_calls(w, level, ref)
+    if count_syscalls:
+        cell["syscalls"] = bench.syscall_counts(w, ref)
     cheap = {k for k in cost if cell["runs"][k][0].wall_s < CHEAP_S}
     short = {k for k in cost if cell["runs"][k][0].wall_s < SHORT_S}
     target = {k: runs * (SHORT_FACTOR if k in short else 1) for k in cheap}
     cheap_cost = sum(cost[k] * (target[k] - 1) for k in cheap)
     dear_round = sum(cost[k] for k in cost if k not in cheap)
     left = share - (time.monotonic() - t0) - cheap_cost
-    more = int(left // dear_round) if dear_round > 0 else runs
-    dear_runs = max(min(MIN_RUNS, runs), min(runs, 1 + more))
+    more = int(left // dear_round) if dear_round > 0 else 0
+    dear_runs = max(runs, 1 + more) if dear_round > 0 else runs
     for k in cost:
         target.setdefault(k, dear_runs)
     for r in range(1, max(target.values())):
@@ -461,6 +595,11 @@ def failed(cell, mode):
     return sum(1 for r in cell["runs"][mode] if not r.ok)
 
 
+def spread(cell, mode):
+    vals = [r.wall_s for r in cell["runs"][mode] if r.ok]
+    return (min(vals), max(vals)) if vals else (None, None)
+
+
 def fmt_time(s):
     if s is None:
         return "—"
@@ -471,14 +610,27 @@ def fmt_time(s):
     return f"{s:.0f} s"
 
 
+def fmt_delta(s):
+    if s is None:
+        return "—"
+    return ("+" if s >= 0 else "−") + fmt_time(abs(s))
+
+
 def fmt_ratio(r):
     if r is None:
         return "—"
+    if r == float("inf"):
+        return "∞"
     if r < 10:
         return f"{r:.2f}x"
     if r < 100:
         return f"{r:.1f}x"
     return f"{r:.0f}x"
+
+
+def fmt_pct(r):
+    return "—" if r is None else \
+        f"{(r - 1) * 100:+.1f}%".replace("-", "−")
 
 
 def fmt_us(s):
@@ -509,15 +661,34 @@ def mark(cell, mode, text):
     return f"{text} ⚠{n}" if n else text
 
 
+def within_noise(cell, mode):
+    """The mode's median is no slower than the slowest native run: no
+    overhead this benchmark can tell from noise."""
+    t, hi = med(cell, mode), spread(cell, "native")[1]
+    return t is not None and hi is not None and t <= hi
+
+
+def less_overhead(cell, level, base="native", strace=None):
+    """How many times less overhead iowrap at `level` adds than strace
+    tracing the same syscalls: (strace − native) ÷ (iowrap − native);
+    infinite when iowrap adds none, 0 when only iowrap adds some."""
+    n, i = med(cell, base), med(cell, level)
+    s = med(cell, strace or f"strace-{level}")
+    if n is None or i is None or s is None:
+        return None
+    if i - n <= 0:
+        return float("inf")
+    return max(s - n, 0.0) / (i - n)
+
+
 def wall_table(results, wl):
-    modes = [m for m in MODES]
-    header = ["Workload"] + [m.label for m in modes]
+    header = ["Workload"] + [m.label for m in MODES]
     rows = []
     for w in wl:
         c = results[w.key]
         nat = med(c, "native")
         row = [w.title]
-        for m in modes:
+        for m in MODES:
             t = med(c, m.key)
             text = fmt_time(t)
             if m.key != "native" and t is not None:
@@ -528,24 +699,28 @@ def wall_table(results, wl):
 
 
 def strace_table(results, wl):
-    header = ["Workload", "files ÷ strace files", "full ÷ strace full",
-              "1 CPU: full ÷ strace full", "strace's stops, files (≈)",
-              "strace's stops, full (≈)"]
+    header = ["Workload", "files: iowrap / strace", "files: x less",
+              "full: iowrap / strace", "full: x less", "plain ptrace",
+              "1 CPU full: iowrap / strace", "1 CPU full: x less"]
     rows = []
     for w in wl:
         c = results[w.key]
-        sc = c["strace_calls"]
+        n, np_ = med(c, "native"), med(c, "native-pinned")
 
-        def st(level):
-            n = sc.get(level)
-            return f"{2 * n:,}" if n is not None else "—"
+        def over(mode, base=n):
+            t = med(c, mode)
+            return fmt_delta(t - base if t is not None and base is not None
+                             else None)
         rows.append([
             w.title,
-            fmt_ratio(ratio(med(c, "files"), med(c, "strace-files"))),
-            fmt_ratio(ratio(med(c, "full"), med(c, "strace-full"))),
-            fmt_ratio(ratio(med(c, "full-pinned"),
-                            med(c, "strace-full-pinned"))),
-            st("files"), st("full")])
+            f"{over('files')} / {over('strace-files')}",
+            fmt_ratio(less_overhead(c, "files")),
+            f"{over('full')} / {over('strace-full')}",
+            fmt_ratio(less_overhead(c, "full")),
+            over("ptrace"),
+            f"{over('full-pinned', np_)} / {over('strace-full-pinned', np_)}",
+            fmt_ratio(less_overhead(c, "full-pinned", "native-pinned",
+                                    "strace-full-pinned"))])
     return table(header, rows)
 
 
@@ -554,11 +729,23 @@ def stops(cell, mode):
     return int(round(s)) if s is not None else None
 
 
-def stop_table(results, wl):
+def strace_stops(cell, names):
+    """Stops of strace tracing `names` (None: all syscalls): two per
+    syscall, from the one counting run."""
+    calls = cell.get("syscalls")
+    if not calls:
+        return None
+    if names is None:
+        return 2 * calls["total"]
+    return 2 * sum(calls.get(n, 0) for n in set(names))
+
+
+def stop_table(results, wl, sets):
     header = ["Workload", "processes", "summary: per process",
               "stops, files", "per stop, files", "stops, full",
               "per stop, full", "per stop, full 1 CPU",
-              "per stop, strace full"]
+              "strace stops, full (≈)", "per stop, strace full",
+              "plain ptrace stops (≈)", "per stop, plain ptrace"]
     rows = []
     for w in wl:
         c = results[w.key]
@@ -567,7 +754,7 @@ def stop_table(results, wl):
         if procs and med(c, "summary") is not None and procs >= 100:
             per_proc = (med(c, "summary") - med(c, "native")) / procs
         sf, su = stops(c, "files"), stops(c, "full")
-        sfull = c["strace_calls"].get("full")
+        st, sp = strace_stops(c, sets["full"]), strace_stops(c, None)
         rows.append([
             w.title,
             f"{procs:.0f}" if procs is not None else "—",
@@ -577,28 +764,11 @@ def stop_table(results, wl):
             f"{su:,}" if su is not None else "—",
             fmt_us(per_stop(c, "full", "summary", su)),
             fmt_us(per_stop(c, "full-pinned", "native-pinned", su)),
-            fmt_us(per_stop(c, "strace-full", "native",
-                            2 * sfull if sfull else None)),
+            f"{st:,}" if st is not None else "—",
+            fmt_us(per_stop(c, "strace-full", "native", st)),
+            f"{sp:,}" if sp is not None else "—",
+            fmt_us(per_stop(c, "ptrace", "native", sp)),
         ])
-    return table(header, rows)
-
-
-def cpu_table(results, wl):
-    keys = ["native", "summary", "files", "full", "strace-full",
-            "full-pinned"]
-    header = ["Workload"] + [MODE[k].label for k in keys]
-    rows = []
-    for w in wl:
-        c = results[w.key]
-        nat = med(c, "native", "cpu_s")
-        row = [w.title]
-        for k in keys:
-            t = med(c, k, "cpu_s")
-            text = fmt_time(t)
-            if k != "native" and t is not None:
-                text += f" ({fmt_ratio(ratio(t, nat))})"
-            row.append(text)
-        rows.append(row)
     return table(header, rows)
 
 
@@ -617,6 +787,179 @@ def runs_table(results, wl):
                 row.append(f"{c['n'][m.key]}")
         rows.append(row)
     return table(header, rows)
+
+
+# ---------------------------------------------------------------- targets
+
+NOISE_MARK = " (‡)"
+
+
+def target_rows(results, wl):
+    """Issue 3's targets, each met or not, with the numbers."""
+    by = {w.key: w for w in wl}
+    targets = [w for w in wl if w.target]
+    rows = []
+
+    def short(w):
+        return f"({w.letter}) {w.key}"
+
+    def verdict(ok, measured, of):
+        if not measured:
+            return "not measured"
+        text = "**met**" if ok else "**not met**"
+        return text if measured == of else \
+            f"{text} ({measured} of {of} workloads measured)"
+
+    # `full` within 5% of native on (b) and (d).
+    nums, ok = [], True
+    for k in FULL_CLOSE_ON:
+        c = results.get(k)
+        r = ratio(med(c, "full"), med(c, "native")) if c else None
+        if r is None:
+            continue
+        good = r <= FULL_CLOSE
+        ok = ok and good
+        nums.append(f"{short(by[k])} {fmt_pct(r)}" +
+                    (NOISE_MARK if not good and within_noise(c, "full")
+                     else ""))
+    rows.append([f"`full` within {(FULL_CLOSE - 1) * 100:.0f}% of native "
+                 "on (b) and (d)",
+                 verdict(ok, len(nums), len(FULL_CLOSE_ON)),
+                 "; ".join(nums) or "—"])
+    # (a) within 20x.
+    c = results.get(STORM)
+    r = ratio(med(c, "full"), med(c, "native")) if c else None
+    rows.append([f"`full` within {STORM_LIMIT:.0f}x of native on (a)",
+                 verdict(r is not None and r <= STORM_LIMIT, int(r is not None), 1),
+                 f"{short(by[STORM])} {fmt_ratio(r)} (strace full "
+                 f"{fmt_ratio(ratio(med(c, 'strace-full'), med(c, 'native')))}"
+                 f", plain ptrace "
+                 f"{fmt_ratio(ratio(med(c, 'ptrace'), med(c, 'native')))})"
+                 if r is not None else "—"])
+    # At least 5x less overhead than strace, per level.
+    for level in ("files", "full"):
+        nums, ok, n = [], True, 0
+        for w in targets:
+            c = results[w.key]
+            x = less_overhead(c, level)
+            if x is None:
+                continue
+            n += 1
+            good = x >= LESS_THAN_STRACE
+            ok = ok and good
+            nums.append(f"{short(w)} {fmt_ratio(x)}" +
+                        (NOISE_MARK if not good and
+                         within_noise(c, f"strace-{level}") else ""))
+        rows.append([f"`{level}`: at least {LESS_THAN_STRACE:.0f}x less "
+                     f"overhead than strace {level}, every workload",
+                     verdict(ok, n, 6), "; ".join(nums) or "—"])
+    # `summary` within 1%.
+    nums, ok, n = [], True, 0
+    for w in targets:
+        c = results[w.key]
+        r = ratio(med(c, "summary"), med(c, "native"))
+        if r is None:
+            continue
+        n += 1
+        good = r <= SUMMARY_CLOSE
+        ok = ok and good
+        nums.append(f"{short(w)} {fmt_pct(r)}" +
+                    (NOISE_MARK if not good and within_noise(c, "summary")
+                     else ""))
+    rows.append([f"`summary` within {(SUMMARY_CLOSE - 1) * 100:.0f}% of "
+                 "native, every workload",
+                 verdict(ok, n, 6), "; ".join(nums) or "—"])
+    return rows
+
+
+def targets_table(results, wl):
+    return table(["Target (issue 3)", "Verdict", "Measured"],
+                 target_rows(results, wl), ["---", "---", "---"])
+
+
+def noise_note(results, wl):
+    """How far native runs strayed from their median."""
+    nz = {}
+    for w in wl:
+        c = results[w.key]
+        lo, hi = spread(c, "native")
+        if w.target and lo is not None and len(c["runs"]["native"]) > 1:
+            nz[w.key] = (hi - lo) / med(c, "native")
+    text = ""
+    if nz:
+        k = max(nz, key=nz.get)
+        text = (f"Noise: the native runs of a workload spread over "
+                f"{statistics.median(nz.values()) * 100:.0f}% of their "
+                f"median (median over (a)–(f); up to {nz[k] * 100:.0f}% on "
+                f"{k}).  ")
+    return text + (f"The verdicts take the medians as they are; a miss "
+                   f"marked {NOISE_MARK.strip()} is one where the traced "
+                   f"median (for x less: strace's) is no slower than the "
+                   f"slowest native run, i.e. within the noise.")
+
+
+def default_level(results, wl):
+    """The highest level within LEAVE_ON of native on every workload
+    (a)-(f), or `summary`."""
+    worst = {}
+    for level in ("summary", "files", "full"):
+        rs = [(ratio(med(results[w.key], level),
+                     med(results[w.key], "native")), w)
+              for w in wl if w.target]
+        rs = [p for p in rs if p[0] is not None]
+        worst[level] = max(rs, key=lambda p: p[0]) if rs else (None, None)
+    choice = "summary"
+    for level in ("files", "full"):
+        r = worst[level][0]
+        if r is not None and r <= LEAVE_ON:
+            choice = level
+
+    def cite(level):
+        r, w = worst[level]
+        return f"{fmt_ratio(r)} on {w.key}" if w else "—"
+    return (f"**Default level this run supports: `{choice}`** (the highest "
+            f"level within {(LEAVE_ON - 1) * 100:.0f}% of native on every "
+            f"workload (a)–(f)).  Worst case per level: `summary` "
+            f"{cite('summary')}, `files` {cite('files')}, `full` "
+            f"{cite('full')}.  `files` and `full` pay per stop (an open, a "
+            f"stat, an exec; at `full` every read and write too), so their "
+            f"cost follows the task's syscalls, not its bytes.")
+
+
+def overall_stop_cost(results, sets):
+    """Per-stop cost in the purest case: (a), where nearly all of the
+    traced run is stops."""
+    c = results.get(STORM)
+    if not c:
+        return None
+    n = stops(c, "full")
+    st = strace_stops(c, sets["full"])
+    return {
+        "stops": n,
+        "unpinned": per_stop(c, "full", "summary", n),
+        "pinned": per_stop(c, "full-pinned", "native-pinned", n),
+        "strace": per_stop(c, "strace-full", "native", st),
+        "strace_pinned": per_stop(c, "strace-full-pinned", "native-pinned",
+                                  st),
+        "ptrace": per_stop(c, "ptrace", "native",
+                           strace_stops(c, None)),
+    }
+
+
+def failure_list(bench):
+    """The failed runs, grouped by workload and mode, each group with the
+    command line that failed (`$WORK`: this run's temporary directory)."""
+    groups = {}
+    for f in bench.failures:
+        groups.setdefault((f["workload"], f["mode"]), []).append(f)
+    lines = []
+    for (wk, mk), fs in groups.items():
+        label = MODE[mk].label if mk in MODE else mk
+        cmd = shlex.join(fs[0]["argv"]).replace(str(bench.workdir), "$WORK")
+        lines.append(f"- {wk}, {label}: `{cmd}`")
+        for f in fs:
+            lines.append(f"  - run {f['run']}: " + "; ".join(f["problems"]))
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- report
@@ -666,269 +1009,50 @@ def tool_version(argv):
         return "?"
 
 
-def level_ratios(results, wl, key):
-    return {w.key: ratio(med(results[w.key], key),
-                         med(results[w.key], "native")) for w in wl}
-
-
-def fixed_cost(results, level):
-    """What tracing /bin/true at `level` adds: iowrap's start-up and end,
-    paid once per task whatever the task does."""
-    c = results.get("true")
-    if not c or med(c, level) is None or med(c, "native") is None:
-        return 0.0
-    return max(med(c, level) - med(c, "native"), 0.0)
-
-
-def verdicts(results, wl, level):
-    """Per workload: None (not judged), True (within the rule) or False.
-    Real workloads: at most +10% over native, plus the level's fixed cost
-    per task; stress cases: at most STRESS_LIMIT times native.  A median
-    no slower than the slowest native run is within the noise: passed."""
-    fixed = fixed_cost(results, level)
-    out = {}
-    for w in wl:
-        t, n = med(results[w.key], level), med(results[w.key], "native")
-        if w.fixed or t is None or n is None:
-            out[w.key] = None
-        elif t <= spread(results[w.key], "native")[1]:
-            out[w.key] = True
-        elif w.stress:
-            out[w.key] = t <= STRESS_LIMIT * n
-        else:
-            out[w.key] = t - n <= (LEAVE_ON - 1) * n + fixed
-    return out
-
-
-def spread(cell, mode):
-    vals = [r.wall_s for r in cell["runs"][mode] if r.ok]
-    return (min(vals), max(vals)) if vals else (None, None)
-
-
-def noise(results, wl):
-    """How far native runs strayed from their median: (max − min) ÷
-    median, per real workload."""
-    out = {}
-    for w in wl:
-        c = results[w.key]
-        lo, hi = spread(c, "native")
-        if not w.fixed and lo is not None and len(c["runs"]["native"]) > 1:
-            out[w.key] = (hi - lo) / med(c, "native")
-    return out
-
-
-def worst(ratios, wl, stress):
-    pick = [(ratios[w.key], w) for w in wl if ratios.get(w.key) is not None
-            and not w.fixed and w.stress == stress]
-    return max(pick, key=lambda p: p[0]) if pick else (None, None)
-
-
-def recommendation(results, wl):
-    """The default --level this run supports, and why, from its numbers."""
-    levels = ("summary", "files", "full")
-    rs = {k: level_ratios(results, wl, k) for k in levels}
-    vs = {k: verdicts(results, wl, k) for k in levels}
-    ok = {k: all(v is not False for v in vs[k].values()) for k in levels}
-    choice = "full" if ok["full"] else "files" if ok["files"] else "summary"
-    name = {w.key: w.title for w in wl}
-
-    def cite(level, stress):
-        r, w = worst(rs[level], wl, stress)
-        return f"{fmt_ratio(r)} ({w.title})" if w else "—"
-
-    def listing(level, verdict):
-        return ", ".join(f"{name[k]} ({fmt_ratio(rs[level][k])})"
-                         for k, v in vs[level].items() if v is verdict)
-
-    def ms(s):
-        return f"{s * 1000:.1f} ms"
-    paras = [f"**Default: `--level {choice}`.**"]
-    paras.append(
-        f"The rule applied: a level is cheap enough to leave on if, "
-        f"unpinned (as iowrap runs), it adds at most "
-        f"{(LEAVE_ON - 1) * 100:.0f}% to the native wall time of every real "
-        f"workload here, on top of its fixed cost per task (tracing "
-        f"/bin/true: {ms(fixed_cost(results, 'summary'))} at `summary`, "
-        f"{ms(fixed_cost(results, 'files'))} at `files`, "
-        f"{ms(fixed_cost(results, 'full'))} at `full`, nothing next to a "
-        f"workflow task's seconds or hours), and at most "
-        f"{STRESS_LIMIT:.0f}x on the two synthetic stress cases (dd of "
-        f"/dev/zero, the /bin/true loop).")
-    nz = noise(results, wl)
-    if nz:
-        k = max(nz, key=nz.get)
-        paras.append(
-            f"Run-to-run noise on this VM: the native runs of a workload "
-            f"spread over {statistics.median(nz.values()) * 100:.0f}% of "
-            f"their median (median over the workloads; up to "
-            f"{nz[k] * 100:.0f}%, {name[k]}), so ratios within about "
-            f"±{statistics.median(nz.values()) * 50:.0f}% are no "
-            f"difference; a median no slower than the slowest native run "
-            f"passes the rule.")
-    items = []
-    text = (f"`summary` costs at most {cite('summary', False)} on the real "
-            f"workloads and {cite('summary', True)} on the stress cases")
-    spawn = results.get("spawn")
-    if spawn:
-        procs = med(spawn, "summary", "processes")
-        a, b = med(spawn, "summary"), med(spawn, "native")
-        if procs and a is not None and b is not None:
-            text += (f".  Its price is per process, not per syscall: about "
-                     f"{fmt_us((a - b) / procs)} of wall time per process "
-                     f"in the spawn loop (the fork, exec and exit stops "
-                     f"and the /proc reads at each exit)")
-    if ok["summary"]:
-        text += ".  It meets the rule."
-    else:
-        text += (".  Even it breaks the rule here, on " +
-                 listing("summary", False) + ".")
-    items.append(text)
-    text = (f"`files` costs at most {cite('files', False)} on the real "
-            f"workloads and {cite('files', True)} on the stress cases")
-    if ok["files"]:
-        text += ".  It meets the rule."
-    else:
-        good = listing("files", True)
-        text += (".  It breaks the rule on " + listing("files", False) +
-                 ": every open, stat, file mmap, close and exec is a ptrace "
-                 "stop (two for most), so a task pays per file and per "
-                 "program started, not per byte")
-        text += (f"; it stays within the rule on {good}." if good
-                 else ".")
-    items.append(text)
-    text = (f"`full` costs up to {cite('full', False)} on the real "
-            f"workloads and {cite('full', True)} on the stress cases: two "
-            f"stops per read and write, so its cost follows the number of "
-            f"I/O syscalls, not the bytes")
-    dz = results.get("dd-zero")
-    if dz and med(dz, "full-pinned") is not None:
-        n_dz = med(dz, "native")
-        text += (f".  Pinning tracer and task to one CPU cuts dd's "
-                 f"{fmt_ratio(ratio(med(dz, 'full'), med(dz, 'native')))} "
-                 f"to "
-                 f"{fmt_ratio(ratio(med(dz, 'full-pinned'), n_dz))}"
-                 f" (cheaper stops), but it also takes every other CPU away "
-                 f"from the task")
-    text += (".  It meets the rule." if ok["full"] else
-             ".  It is a diagnostic level, not a default.")
-    items.append(text)
-    paras.append("\n".join("- " + i for i in items))
-    if choice == "summary":
-        paras.append(
-            "So `summary` should stay the default: it is the one level that "
-            "can be put in front of every task of a workflow without "
-            "knowing what the task does.  `files` is for the workflows and "
-            "tasks whose file list is wanted and that open few files "
-            "(then it costs about what `summary` does); `full` for the one "
-            "task whose access pattern is the question, pinned to one CPU "
-            "if that task is single-threaded.")
-    elif choice == "files":
-        paras.append(
-            "So `files` can be the default: the file list comes within the "
-            "rule on every workload here; `full` stays opt-in.")
-    return "\n\n".join(paras), choice, rs
-
-
-def overall_stop_cost(results):
-    """Per-stop cost in the purest case: dd of /dev/zero, where nearly all
-    of the traced run is stops."""
-    c = results.get("dd-zero")
-    if not c:
-        return None
-    n = stops(c, "full")
-    return {
-        "stops": n,
-        "unpinned": per_stop(c, "full", "summary", n),
-        "pinned": per_stop(c, "full-pinned", "native-pinned", n),
-        "strace": per_stop(c, "strace-full", "native",
-                           2 * c["strace_calls"]["full"]
-                           if c["strace_calls"].get("full") else None),
-        "strace_pinned": per_stop(c, "strace-full-pinned", "native-pinned",
-                                  2 * c["strace_calls"]["full"]
-                                  if c["strace_calls"].get("full")
-                                  else None),
-    }
-
-
-def bimodal_note(results, wl):
-    """Unpinned, a stop costs what the scheduler makes of it: cite the
-    workload whose `full` runs varied most."""
-    best = None
-    for w in wl:
-        c = results[w.key]
-        n = stops(c, "full")
-        lo, hi = spread(c, "full")
-        if not n or n < 10000 or lo is None or len(c["runs"]["full"]) < 2:
-            continue
-        if best is None or hi / lo > best[0]:
-            best = (hi / lo, w, c, n)
-    if best is None:
+def stop_text(results, sets):
+    sc = overall_stop_cost(results, sets)
+    if not sc or sc["unpinned"] is None:
         return ""
-    _, w, c, n = best
-    base = med(c, "summary")
-    lo, hi = spread(c, "full")
-    slo, shi = spread(c, "strace-full")
-    plo, phi = spread(c, "full-pinned")
-    text = (f"Unpinned, the cost of a stop is not one number: it depends on "
-            f"where the scheduler runs the tracer, on the task's CPU or on "
-            f"the other one, and that can change from run to run and within "
-            f"a run.  The widest spread in this invocation: {w.title} at "
-            f"`full` took {fmt_time(lo)} to {fmt_time(hi)} over its runs "
-            f"({fmt_us((lo - base) / n)} to {fmt_us((hi - base) / n)} per "
-            f"stop)")
-    if slo is not None:
-        text += f", under strace {fmt_time(slo)} to {fmt_time(shi)}"
-    if plo is not None:
-        text += f"; pinned to one CPU {fmt_time(plo)} to {fmt_time(phi)}"
-    text += (".  So the unpinned medians, and the iowrap ÷ strace ratios "
-             "made from them, carry that spread (the Runs table below has "
-             "every range); the 1-CPU columns are the steady comparison.")
-    return text
-
-
-def failure_list(bench):
-    """The failed runs, grouped by workload and mode, each group with the
-    command line that failed (`$WORK`: this run's temporary directory)."""
-    groups = {}
-    for f in bench.failures:
-        groups.setdefault((f["workload"], f["mode"]), []).append(f)
-    lines = []
-    for (wk, mk), fs in groups.items():
-        label = MODE[mk].label if mk in MODE else mk
-        cmd = shlex.join(fs[0]["argv"]).replace(str(bench.workdir), "$WORK")
-        lines.append(f"- {wk}, {label}: `{cmd}`")
-        for f in fs:
-            lines.append(f"  - run {f['run']}: " + "; ".join(f["problems"]))
-    return "\n".join(lines)
+    text = (f"In the purest case, (a) at `full` ({sc['stops']:,} stops, "
+            f"almost all of the traced run), a stop costs "
+            f"{fmt_us(sc['unpinned'])} of wall time with tracer and task "
+            f"free to run on any CPU and {fmt_us(sc['pinned'])} with both "
+            f"pinned to one CPU")
+    if sc["strace"] is not None:
+        text += (f"; strace {fmt_us(sc['strace'])} and "
+                 f"{fmt_us(sc['strace_pinned'])} (two stops per syscall)")
+    if sc["ptrace"] is not None:
+        text += f", plain ptrace {fmt_us(sc['ptrace'])}"
+    return text + ".\n\n"
 
 
 def render(results, wl, info, args, elapsed, versions, bench):
-    rec_text, choice, _ = recommendation(results, wl)
-    sc = overall_stop_cost(results)
+    sets = bench.sets
     parts = []
-    runs_note = (f"{args.runs} run{'s' if args.runs > 1 else ''} per "
-                 f"workload and mode, {args.runs * SHORT_FACTOR} for a "
-                 f"mode whose run takes less than {SHORT_S * 1000:.0f} ms, "
-                 f"and as few as {min(MIN_RUNS, args.runs)} for one that "
-                 f"takes {CHEAP_S:.0f} s or more, so that the benchmark "
-                 f"keeps within its {args.budget:.0f} s budget")
+    ns = [n for w in wl for n in results[w.key]["n"].values()]
+    runs_note = (f"{min(ns)}–{max(ns)} runs per workload and mode "
+                 f"(at least {args.runs}; {args.runs * SHORT_FACTOR} for a "
+                 f"mode whose first run took less than "
+                 f"{SHORT_S * 1000:.0f} ms)")
+    quick = ("\n**`--quick`: tiny data and fewer runs, a smoke test of the "
+             "benchmark, not a measurement.**\n" if args.quick else "")
     parts.append(f"""# Overhead: iowrap's levels against native runs and strace
 
 Generated by `bench/overhead.py` (`make bench`); do not edit by hand.
-
-How much wall time iowrap adds to a task at each `--level`, on real
-programs, measured against the same programs run natively and under
-strace in the same invocation (the question of Table III of *Practical
-Resource Monitoring for Robust High Throughput Computing*, asked of each
-level).  Machine: {info['nproc']} CPUs ({info['cpu']}), Linux
-{info['kernel']}; run {info['date']} at commit `{info['commit']}`
+{quick}
+The wall time iowrap adds to a task at each `--level`, on the workloads of
+issue 3's "Performance" section, against the same programs run natively,
+under `strace -f --seccomp-bpf` tracing the same syscalls, and under a plain
+`PTRACE_SYSCALL` tracer (strace without the filter: what the filter buys),
+all in one invocation.  Machine: {info['nproc']} CPUs ({info['cpu']}),
+Linux {info['kernel']}; run {info['date']} at commit `{info['commit']}`
 ({versions['iowrap']}, `bin/iowrap` of {versions['iowrap_built']}, sha256
-{versions['iowrap_sha']}; {versions['strace']}); {runs_note};
-{elapsed:.0f} s in all.  Data, outputs and traces on {info['fs']}
-(`{bench.workdir.parent}`).
+{versions['iowrap_sha']}; {versions['strace']}; {versions['fio']});
+{runs_note}; {elapsed:.0f} s in all.  Data, outputs and traces on
+{info['fs']} (`{bench.workdir.parent}`).
 
-Cells are the median wall time over the runs, and in brackets its ratio
-to the native median (unpinned native, also for the 1-CPU columns).
+Cells are median wall times and their ratio to the native median (unpinned
+native, also for the 1-CPU columns).
 """)
     if bench.failures:
         parts.append(f"""## ⚠ Failed runs
@@ -938,107 +1062,91 @@ different output, or left an incomplete trace.  They are left out of the
 medians; a cell with ⚠N had N of them.
 
 """ + failure_list(bench) + "\n")
+    parts.append("## Targets\n\n"
+                 "Issue 3's targets, judged on the medians below; "
+                 "\"x less overhead\" is (strace − native) ÷ (iowrap − "
+                 "native), strace tracing the same syscalls with "
+                 "`--seccomp-bpf`.  The /bin/true and stress rows are not "
+                 "judged.  " + noise_note(results, wl) + "\n\n" +
+                 targets_table(results, wl) + "\n")
     parts.append("## Wall time\n\n" + wall_table(results, wl) + "\n")
-    parts.append("## Recommendation\n\n" + rec_text + "\n")
     parts.append("## iowrap against strace\n\n"
-                 "Ratios of iowrap's median to strace's for the same "
-                 "syscall set (below 1: iowrap is faster).  strace's stops "
-                 "are twice the syscalls `strace -c` counted in one extra, "
-                 "untimed run (an entry and an exit stop each).\n\n" +
+                 "Overhead is a mode's median minus the native median "
+                 "(1 CPU: minus native on 1 CPU); x less is strace's "
+                 "overhead divided by iowrap's (∞: iowrap's median is no "
+                 "slower than native's).\n\n" +
                  strace_table(results, wl) + "\n")
-    stop_text = ""
-    stop_text2 = bimodal_note(results, wl)
-    if sc and sc["unpinned"] is not None:
-        stop_text = (
-            f"In the purest case, dd of /dev/zero at `full` "
-            f"({sc['stops']:,} stops, almost all of the traced run), a stop "
-            f"costs {fmt_us(sc['unpinned'])} of wall time with tracer and "
-            f"task free to run on different CPUs and "
-            f"{fmt_us(sc['pinned'])} with both pinned to one CPU"
-            + (f"; strace {fmt_us(sc['strace'])} and "
-               f"{fmt_us(sc['strace_pinned'])}" if sc["strace"] else "") +
-            ".  "
-            f"The BRIEF measured ~158 µs and ~11 µs for a bare "
-            f"`PTRACE_SYSCALL` loop on these VMs: a stop is a round trip "
-            f"tracee → tracer → tracee, and when the two are on different "
-            f"CPUs each leg is a cross-CPU wake-up (an IPI, which on a VM "
-            f"goes through the hypervisor).\n\n")
-    if stop_text2:
-        stop_text += stop_text2 + "\n\n"
-    parts.append("## Stops and cost per stop\n\n" + stop_text +
-                 "Stops are `tracing.syscall_stops` of each run's "
-                 "summary.json (seccomp and syscall-exit stops; process "
-                 "events such as fork, exec and exit are not counted in "
-                 "it), median over the runs; processes are "
-                 "`totals.processes`.  Per stop: (median traced − median "
-                 "of the mode without those stops) ÷ stops: iowrap files "
-                 "and full against iowrap summary (which has the same "
-                 "per-process and per-task costs), iowrap full on 1 CPU "
-                 "against native on 1 CPU, strace against native; shown "
-                 "from 1,000 stops on and where the stops add at least "
-                 f"{NOISE_FLOOR * 100:.0f}% to the run (below that the "
-                 "difference is noise).  Per process: "
-                 "(median summary − median native) ÷ processes, from 100 "
-                 "processes on.\n\n" + stop_table(results, wl) + "\n")
-    parts.append("## CPU time\n\n"
-                 "User + system time of the whole run, tracer included "
-                 "(`wait4()` rusage of the command started: iowrap or "
-                 "strace and the task tree they reaped), median over the "
-                 "runs.\n\n" + cpu_table(results, wl) + "\n")
+    parts.append("## Default level\n\n" + default_level(results, wl) + "\n")
+    parts.append(
+        "## Stops and cost per stop\n\n" + stop_text(results, sets) +
+        "iowrap's stops are `tracing.syscall_stops` of each run's "
+        "summary.json (seccomp and syscall-exit stops; fork, exec and exit "
+        "events are not counted), median over the runs; processes are "
+        "`totals.processes`.  strace's stops (≈) are twice the syscalls "
+        "that one untimed `strace -f -c` run counted: those in the full "
+        "set with the filter, all of them without.  Per stop: (median "
+        "traced − median of the mode without those stops) ÷ stops: iowrap "
+        "files and full against iowrap summary, iowrap full on 1 CPU "
+        "against native on 1 CPU, strace against native; shown from 1,000 "
+        f"stops on and where they add at least {NOISE_FLOOR * 100:.0f}% "
+        "to the run.  Per process: (median summary − median native) ÷ "
+        "processes, from 100 processes on.\n\n" +
+        stop_table(results, wl, sets) + "\n")
     parts.append("## Runs\n\n"
                  "Runs per mode and the range of their wall times; time "
-                 "spent on each workload, reference and `strace -c` runs "
+                 "spent on each workload, reference and counting runs "
                  "included.\n\n" + runs_table(results, wl) + "\n")
     data = str(bench.workdir / "data")
     cmdlines = "\n".join(
         "  `" + shlex.join(w.argv).replace(data, "$DATA") + "`" +
         (";" if i < len(wl) - 1 else ".") for i, w in enumerate(wl))
-    fset = bench.sets["files"]
-    fullx = [s for s in bench.sets["full"] if s not in fset]
+    sc = SCALES[args.scale]
+    fset = sets["files"]
+    fullx = [s for s in sets["full"] if s not in fset]
     parts.append(f"""## Method
 
-- **Workloads.**  Real programs on data generated under a temporary
-  directory from a fixed seed: `big.txt`, {SCALES[args.scale][1]} MiB of
-  pseudo-words (dd and gzip), `sort.txt`, lines with a random hex key
-  ({SCALES[args.scale][2]} MB), and `tree/`, {SCALES[args.scale][3]} files
-  of 0–8 KiB in directories of 100 (tar), with a fixed mtime.  Outputs go
-  to a fresh empty directory per run (stdout to a file there, stdin
-  `/dev/null`, `LC_ALL=C`).  The command lines (`$DATA` is the data
-  directory):
+- **Workloads.**  Data generated under a temporary directory from a fixed
+  seed: `gz.txt`, {sc.gz_mib} MiB of pseudo-words (b); `dd.bin`,
+  {sc.dd_mib} MiB of the same text repeated (a, f); `tree/`,
+  {sc.nfiles:,} files of 0–8 KiB in directories of 100 with a fixed mtime
+  (c); `proj/`, {sc.nsources} C files, `main.c`, a header and a Makefile
+  that builds out of tree into the empty run directory, so that every run
+  is a clean build (d).  Each run starts in a fresh empty directory
+  (stdout to a file there, stdin `/dev/null`, `LC_ALL=C`, no `MAKEFLAGS`).
+  The command lines (`$DATA` is the data directory):
 {cmdlines}
 - **Modes.**  `iowrap --strict -l LEVEL -o DIR -- CMD` (a copy of
-  `bin/iowrap` taken at the start, so that a rebuild during the run
-  cannot mix versions); `strace -f -qq -o /dev/null
+  `bin/iowrap` taken at the start); `strace -f -qq -o /dev/null
   {'--seccomp-bpf ' if bench.seccomp_bpf else ''}-e trace=SET CMD`, SET
   being the syscall names of iowrap's filter in `ptrace/filter.c`:
   files = {', '.join(fset)}; full = files + {', '.join(fullx)}.  strace
   cannot filter on arguments, so it also stops at anonymous mmaps, which
-  iowrap's filter lets through; and it stops at the exit of close, which
-  iowrap does not.  The 1-CPU modes prefix the command with `taskset -c
-  {bench.cpu0}`, which pins tracer and task (all its processes and
-  threads) to one CPU.
+  iowrap's filter lets through.  Plain ptrace: the same strace command
+  with the full set and without `--seccomp-bpf`, which stops at the entry
+  and exit of every syscall.  The 1-CPU modes prefix the command with
+  `taskset -c {bench.cpu0}`, pinning tracer and task to one CPU.
 - **Order and checks.**  Per workload, one untimed native run first
-  (warms the page cache; its exit status, stdout, stderr and output files
-  are the reference), then round after round of all modes, the order
-  rotated by one each round so that no mode always follows the same one.
-  Every run's exit status, stdout (sha256), stderr (dd's own timing
-  removed) and output files must equal the reference, and every iowrap
-  run's summary.json must say `mode: ptrace`, the level asked for,
-  `complete: true` and no problems; a run that fails any of this is
-  reported above and left out of the medians.
-- **Timing.**  Wall time from just before `fork` to `wait4()` returning
-  in this script (about a millisecond of Python process start-up is in
-  every mode alike), CPU time from that `wait4()`.  Medians, not means:
-  this is a shared VM.  Ratios of medians.
-- **What is not measured.**  The cost of writing io.csv to a slow or
-  remote filesystem (the trace directory is on the same local disk
-  here), memory use of the tracer, and long-running tasks whose
-  processes outlive one run.
+  (warms the page cache; its results are the reference), then round after
+  round of all modes, the order rotated by one each round.  Every run's
+  exit status, stderr (dd's own timing removed), stdout (sha256; not
+  fio's), output files (tar's archive), what the built program prints (d)
+  and the bytes fio read by its JSON report (f) must equal the
+  reference, and every iowrap run's summary.json must say `mode: ptrace`,
+  the level asked for, `complete: true` and no problems; a failed run is
+  listed above and left out of the medians.
+- **Timing.**  Wall time from just before `fork` to `wait4()` returning in
+  this script.  Medians, not means: this is a shared VM.  Ratios of
+  medians.
+- **Not measured.**  Writing io.csv to a slow or remote filesystem (the
+  trace directory is on the same local disk here) and the tracer's memory.
 """)
-    return "\n".join(reflow(p) for p in parts), choice
+    return "\n".join(reflow(p) for p in parts)
 
 
 # ---------------------------------------------------------------- main
+
+TOOLS = ("taskset", "dd", "gzip", "tar", "make", "gcc", "fio")
+
 
 def check_prerequisites():
     missing = []
@@ -1047,9 +1155,9 @@ def check_prerequisites():
                        "`make bin/iowrap`)")
     if not shutil.which("strace"):
         missing.append("strace (`apt-get install strace`)")
-    for tool in ("taskset", "dd", "gzip", "tar", "sort"):
+    for tool in TOOLS:
         if not shutil.which(tool):
-            missing.append(tool)
+            missing.append(f"{tool} (ci/install-packages.sh installs it)")
     if not os.access("/bin/sh", os.X_OK) or not os.access("/bin/true",
                                                           os.X_OK):
         missing.append("/bin/sh or /bin/true")
@@ -1086,43 +1194,47 @@ def probe_iowrap(iowrap, workdir):
     shutil.rmtree(trace, ignore_errors=True)
 
 
-def main():
+def parse_args():
+    keys = "true, dd, gzip, tar, make, python, fio, spawn"
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=5,
-                    help="runs per workload and mode (default 5); modes "
-                         f"whose run takes less than {SHORT_S:g} s get "
-                         f"{SHORT_FACTOR} times as many, modes whose run "
-                         f"takes {CHEAP_S:g} s or more may get fewer, down "
-                         f"to {MIN_RUNS}, to keep within --budget")
+    ap.add_argument("--runs", type=int, default=None,
+                    help=f"runs per workload and mode (default and minimum "
+                         f"{MIN_RUNS}); modes whose first run takes less "
+                         f"than {SHORT_S:g} s get {SHORT_FACTOR} times as "
+                         f"many, and --budget may add more")
     ap.add_argument("--quick", action="store_true",
-                    help="small data, one run per mode (three for "
-                         "very short ones): a smoke test "
-                         "(prints the tables, writes no doc unless "
-                         "--output is given)")
+                    help="tiny data, one run per mode unless --runs (three "
+                         "for very short ones): a smoke test (prints the "
+                         "doc, writes it only with --output)")
     ap.add_argument("--budget", type=float, default=400,
-                    help="seconds the measured runs should take "
-                         "(default 400); data generation comes on top")
+                    help="seconds the measured runs may take (default "
+                         "400): modes get more than --runs runs where they "
+                         "fit, never fewer")
     ap.add_argument("--only", default="",
-                    help="comma-separated workloads to run (of true, "
-                         "dd-zero, dd-file, gzip, tar, sort, spawn, "
-                         "python)")
+                    help=f"comma-separated workloads to run (of {keys})")
     ap.add_argument("--output", type=Path, default=None,
                     help=f"markdown file to write (default "
                          f"{DOC.relative_to(ROOT)})")
     ap.add_argument("--no-doc", action="store_true",
                     help="print the tables only")
     ap.add_argument("--no-strace-counts", action="store_true",
-                    help="skip the untimed `strace -c` runs that count "
-                         "strace's stops")
+                    help="skip the untimed `strace -f -c` run per workload "
+                         "that counts strace's stops")
     ap.add_argument("--dir", type=Path, default=None,
                     help="where to put the data and the runs (default: "
                          "a new directory under $TMPDIR or /tmp)")
     args = ap.parse_args()
-    if args.quick:
-        args.runs = 1
-    if args.runs < 1:
-        ap.error("--runs must be at least 1")
+    if args.runs is None:
+        args.runs = 1 if args.quick else MIN_RUNS
+    if args.runs < 1 or (args.runs < MIN_RUNS and not args.quick):
+        ap.error(f"--runs must be at least {MIN_RUNS} (issue 3: medians of "
+                 f"at least {MIN_RUNS} runs); fewer only with --quick")
     args.scale = "quick" if args.quick else "full"
+    return ap, args
+
+
+def main():
+    ap, args = parse_args()
     write_doc = not args.no_doc and (args.output is not None or
                                      not args.quick)
     output = args.output or DOC
@@ -1141,6 +1253,7 @@ def main():
         probe_iowrap(iowrap, workdir)
         versions = {"iowrap": tool_version([str(iowrap), "-V"]),
                     "strace": tool_version(["strace", "-V"]),
+                    "fio": tool_version(["fio", "--version"]),
                     "iowrap_sha": digest(iowrap)[1][:12],
                     "iowrap_built": datetime.datetime.fromtimestamp(
                         IOWRAP.stat().st_mtime, datetime.timezone.utc)
@@ -1155,7 +1268,7 @@ def main():
                 ap.error(f"unknown workload(s): {', '.join(sorted(unknown))}")
             wl = [w for w in wl if w.key in keep]
         log(f"overhead benchmark: {info['nproc']} CPUs, Linux "
-            f"{info['kernel']}, up to {args.runs} run(s) per mode, "
+            f"{info['kernel']}, at least {args.runs} run(s) per mode, "
             f"budget {args.budget:.0f} s; generating data in {data}")
         make_data(data, args.scale)
         log(f"  data ready ({time.monotonic() - t_start:.1f} s)")
@@ -1169,21 +1282,20 @@ def main():
             results[w.key] = run_workload(bench, w, args.runs, share,
                                           not args.no_strace_counts)
             c = results[w.key]
+
+            def r(k):
+                return fmt_ratio(ratio(med(c, k), med(c, "native")))
             log(f"  {w.key:<8} {c['elapsed_s']:6.1f} s  native "
-                f"{fmt_time(med(c, 'native'))}, summary "
-                f"{fmt_ratio(ratio(med(c, 'summary'), med(c, 'native')))}, "
-                f"files "
-                f"{fmt_ratio(ratio(med(c, 'files'), med(c, 'native')))}, "
-                f"full {fmt_ratio(ratio(med(c, 'full'), med(c, 'native')))}"
-                f", strace full "
-                f"{fmt_ratio(ratio(med(c, 'strace-full'), med(c, 'native')))}"
-                f"  (runs: {min(c['n'].values())}–{max(c['n'].values())})")
+                f"{fmt_time(med(c, 'native'))}, summary {r('summary')}, "
+                f"files {r('files')}, full {r('full')}, strace full "
+                f"{r('strace-full')}, plain ptrace {r('ptrace')}  (runs: "
+                f"{min(c['n'].values())}–{max(c['n'].values())})")
     except BenchError as e:
         die(str(e))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     elapsed = time.monotonic() - t_start
-    doc, choice = render(results, wl, info, args, elapsed, versions, bench)
+    doc = render(results, wl, info, args, elapsed, versions, bench)
     print(doc)
     if write_doc:
         output.parent.mkdir(parents=True, exist_ok=True)

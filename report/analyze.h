@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cross-task analysis: files by path across tasks, data flow between tasks
+ * and the Workflow Critical Path (Nguyen and Karavanic): file versions as
+ * vertices, the tasks' mutations as edges, the longest elapsed-time path by
+ * dynamic programming in topological order.
+ */
+#ifndef IOWRAP_REPORT_ANALYZE_H
+#define IOWRAP_REPORT_ANALYZE_H
+
+#include "model.h"
+
+#define NO_INDEX ((size_t)-1)
+
+struct file_ref {
+	size_t task, file; /* wf->task[task].file[file] */
+};
+
+/* One path across all tasks. */
+struct gfile {
+	const char *path; /* a task's copy */
+	size_t path_len;
+	bool system; /* programs, libraries, /etc: not workflow data */
+	struct file_ref *ref;
+	size_t nrefs, refs_alloc;
+	uint64_t bytes_read, bytes_written, readers, writers;
+	uint64_t max_distinct; /* largest max_byte_read + 1 of one task */
+	int64_t first_us, last_us; /* R/W accesses; -1: none */
+	size_t input_vertex; /* WCP vertex before any traced write */
+	size_t vfirst, nversions; /* its written versions, by first write */
+};
+
+/* A task read a file version another task wrote. */
+struct flow {
+	size_t writer, reader, file;
+	uint64_t bytes;
+};
+
+enum vertex_kind { V_START, V_INPUT, V_WRITTEN, V_DELETED, V_MEMORY };
+
+/* Inputs x outputs of one task above which they meet in a memory state. */
+#define WCP_MAX_PAIRS 64
+enum mutation { M_TRANSFER, M_CONVERT, M_APPEND, M_SPLIT, M_MERGE, M_DELETE };
+
+struct vertex {
+	enum vertex_kind kind;
+	size_t file; /* gfile; NO_INDEX for the start */
+	size_t task; /* the writer or deleter; NO_INDEX */
+	int64_t time_us; /* when the state existed */
+	int64_t first_us; /* a written version: its first write */
+	int64_t size; /* bytes; -1 not known */
+	/* the DP's result */
+	int64_t dist_us;
+	size_t pred_edge;
+};
+
+struct edge {
+	size_t from, to, task;
+	enum mutation mutation;
+	int64_t cost_us;
+};
+
+struct analysis {
+	struct gfile *file;
+	size_t nfiles, files_alloc;
+	struct hmap by_path;
+	struct flow *flow;
+	size_t nflows, flows_alloc;
+	struct vertex *vertex;
+	size_t nvertices, vertices_alloc;
+	struct edge *edge;
+	size_t nedges, edges_alloc;
+	uint64_t edges_dropped; /* would have gone back in time */
+	size_t *path; /* WCP edge ids, start to end */
+	size_t npath;
+	int64_t t0_us, t1_us; /* first task start, last task end */
+};
+
+void analyze(struct workflow *wf, struct analysis *an);
+void analysis_release(struct analysis *an);
+
+const char *mutation_name(enum mutation m);
+const char *vertex_kind_name(enum vertex_kind k);
+
+/* Builds the WCP graph and its critical path (wcp.c). */
+void wcp_build(struct workflow *wf, struct analysis *an);
+/* The longest path by cost through the DAG in O(V + E): Kahn's
+ * topological order, then one relaxation per edge (wcp_path.c). */
+void wcp_longest_path(struct analysis *an);
+
+#endif

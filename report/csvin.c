@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+#include "csvin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* A whole file under dirfd, mapped read-only; *len 0 maps nothing. */
+int map_file(int dirfd, const char *name, const char **data, size_t *len)
+{
+	struct stat st;
+	void *p;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	*data = NULL;
+	*len = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (st.st_size > 0) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+			 0);
+		if (p == MAP_FAILED) {
+			int err = errno;
+
+			close(fd);
+			return -err;
+		}
+		madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+		*data = p;
+		*len = (size_t)st.st_size;
+	}
+	close(fd);
+	return 0;
+}
+
+void unmap_file(const char *data, size_t len)
+{
+	if (data)
+		munmap((void *)data, len);
+}
+
+/* ---- CSV with named columns ---- */
+
+/* Opens NAME and maps its header onto the wanted columns; returns 0, or -1
+ * if the file is missing, empty or lacks a required column. */
+int csv_open(struct csv_file *cf, int dirfd, const char *const *want,
+	     size_t nwant, size_t nrequired)
+{
+	int err;
+
+	csv_record_init(&cf->rec);
+	err = map_file(dirfd, cf->name, &cf->data, &cf->len);
+	if (err < 0) {
+		cf->prob->missing = true;
+		if (err != -ENOENT)
+			workflow_warn(cf->wf, "%s/%s: cannot read: %s",
+				      cf->t->dir, cf->name, strerror(-err));
+		return -1;
+	}
+	csv_reader_init(&cf->r, cf->data, cf->len);
+	if (csv_next(&cf->r, &cf->rec) != CSV_RECORD) {
+		workflow_warn(cf->wf, "%s/%s:1: no header line; file ignored",
+			      cf->t->dir, cf->name);
+		return -1;
+	}
+	cf->nheader = cf->rec.nfields;
+	for (size_t w = 0; w < nwant; w++) {
+		cf->col[w] = -1;
+		for (size_t i = 0; i < cf->rec.nfields; i++)
+			if (strcmp(sb_str(&cf->rec.field[i]), want[w]) == 0)
+				cf->col[w] = (int)i;
+		if (w < nrequired && cf->col[w] < 0) {
+			workflow_warn(
+				cf->wf,
+				"%s/%s:1: no column \"%s\" (not an iowrap trace of this version?); file ignored",
+				cf->t->dir, cf->name, want[w]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void csv_close(struct csv_file *cf)
+{
+	csv_record_release(&cf->rec);
+	unmap_file(cf->data, cf->len);
+	cf->data = NULL;
+}
+
+/* Next well-formed row; false at the end.  Cut last lines and rows with
+ * the wrong field count are warned about and skipped. */
+bool csv_row(struct csv_file *cf)
+{
+	for (;;) {
+		enum csv_status st = csv_next(&cf->r, &cf->rec);
+
+		if (st == CSV_END)
+			return false;
+		if (st == CSV_TRUNCATED) {
+			cf->prob->truncated = true;
+			workflow_warn(cf->wf,
+				      "%s/%s:%zu: truncated last line ignored",
+				      cf->t->dir, cf->name, cf->r.line);
+			return false;
+		}
+		if (cf->rec.nfields == cf->nheader && !cf->rec.dropped)
+			return true;
+		cf->prob->skipped++;
+		workflow_warn(
+			cf->wf,
+			"%s/%s:%zu: %zu fields, the header has %zu; row skipped",
+			cf->t->dir, cf->name, cf->r.line,
+			cf->rec.nfields + cf->rec.dropped, cf->nheader);
+	}
+}
+
+const char *cell(struct csv_file *cf, int w)
+{
+	return cf->col[w] < 0 ? "" : sb_str(&cf->rec.field[cf->col[w]]);
+}
+
+size_t cell_len(struct csv_file *cf, int w)
+{
+	return cf->col[w] < 0 ? 0 : cf->rec.field[cf->col[w]].len;
+}
+
+void bad_row(struct csv_file *cf, const char *column)
+{
+	cf->prob->skipped++;
+	workflow_warn(cf->wf, "%s/%s:%zu: bad value in column %s; row skipped",
+		      cf->t->dir, cf->name, cf->r.line, column);
+}
+
+/* Optional unsigned cell: empty means "not known" (0 here). */
+bool opt_u64(struct csv_file *cf, int w, uint64_t *out)
+{
+	const char *s = cell(cf, w);
+
+	*out = 0;
+	return !*s || parse_u64(s, out);
+}

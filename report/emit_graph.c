@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/* report.json's cross-task sections: files, data flow, the WCP. */
+#include "emit_out.h"
+
+#include "util.h"
+
+static void emit_gfile(struct json *j, size_t id, const struct gfile *g)
+{
+	uint64_t reread = g->bytes_read > g->max_distinct ?
+				  g->bytes_read - g->max_distinct :
+				  0;
+
+	json_open_object(j, NULL);
+	json_u64(j, "id", id);
+	json_str(j, "path", g->path);
+	json_bool(j, "system", g->system);
+	json_u64(j, "tasks", g->nrefs);
+	json_u64(j, "readers", g->readers);
+	json_u64(j, "writers", g->writers);
+	json_u64(j, "bytes_read", g->bytes_read);
+	json_u64(j, "bytes_written", g->bytes_written);
+	json_u64(j, "reread_bytes", reread);
+	json_secs(j, "first_access_s", g->first_us);
+	json_secs(j, "last_access_s", g->first_us >= 0 ? g->last_us : -1);
+	json_open_array(j, "task_files");
+	for (size_t r = 0; r < g->nrefs; r++) {
+		json_open_array(j, NULL);
+		json_u64(j, NULL, g->ref[r].task);
+		json_u64(j, NULL, g->ref[r].file);
+		json_close_array(j);
+	}
+	json_close_array(j);
+	json_close_object(j);
+}
+
+void emit_files(struct out *o, struct workflow *wf, const struct analysis *an)
+{
+	(void)wf;
+	json_open_array(&o->j, "files");
+	for (size_t g = 0; g < an->nfiles; g++) {
+		emit_gfile(&o->j, g, &an->file[g]);
+		out_flush(o);
+	}
+	json_close_array(&o->j);
+}
+
+static uint64_t key_readers(const void *ctx, size_t i)
+{
+	const struct gfile *g = &((const struct analysis *)ctx)->file[i];
+
+	return g->system ? 0 : g->readers;
+}
+
+static void emit_read_by_many(struct json *j, const struct analysis *an)
+{
+	size_t top[REPORT_TOP_N];
+	size_t n = top_n(an->nfiles, key_readers, an, top, REPORT_TOP_N);
+
+	json_open_array(j, "read_by_many");
+	for (size_t i = 0; i < n; i++)
+		if (key_readers(an, top[i]) >= 2)
+			json_u64(j, NULL, top[i]);
+	json_close_array(j);
+}
+
+void emit_data_flow(struct json *j, const struct analysis *an)
+{
+	uint64_t reread = 0;
+
+	json_open_object(j, "data_flow");
+	json_open_array(j, "edges");
+	for (size_t i = 0; i < an->nflows; i++) {
+		json_open_object(j, NULL);
+		json_u64(j, "writer", an->flow[i].writer);
+		json_u64(j, "reader", an->flow[i].reader);
+		json_u64(j, "file", an->flow[i].file);
+		json_u64(j, "bytes", an->flow[i].bytes);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_open_array(j, "written_never_read");
+	for (size_t g = 0; g < an->nfiles; g++) {
+		const struct gfile *f = &an->file[g];
+
+		if (!f->system && f->writers && !f->readers)
+			json_u64(j, NULL, g);
+		if (!f->system && f->bytes_read > f->max_distinct)
+			reread += f->bytes_read - f->max_distinct;
+	}
+	json_close_array(j);
+	emit_read_by_many(j, an);
+	json_u64(j, "reread_bytes", reread);
+	json_close_object(j);
+}
+
+/* "host:mount" of the writer's (or deleter's) view of the file; a
+ * task's memory state is "host:memory"; null when no task is known. */
+static void emit_location(struct json *j, const struct vertex *v,
+			  struct workflow *wf, const struct analysis *an)
+{
+	const struct task *tk;
+	const char *where = "memory";
+	struct strbuf loc;
+
+	if (v->task == NO_INDEX) {
+		json_null(j, "location");
+		return;
+	}
+	tk = &wf->task[v->task];
+	if (v->file != NO_INDEX) {
+		size_t f = hmap_get(&tk->by_path, an->file[v->file].path,
+				    an->file[v->file].path_len);
+
+		where = f != HMAP_NONE && tk->file[f].mount_point ?
+				tk->file[f].mount_point :
+				"";
+	}
+	sb_init(&loc, 8192);
+	sb_addf(&loc, "%s:%s", tk->host ? tk->host : "", where);
+	json_str(j, "location", sb_str(&loc));
+	sb_release(&loc);
+}
+
+static void emit_vertex(struct json *j, size_t id, const struct vertex *v,
+			struct workflow *wf, const struct analysis *an)
+{
+	json_open_object(j, NULL);
+	json_u64(j, "id", id);
+	json_str(j, "kind", vertex_kind_name(v->kind));
+	if (v->file == NO_INDEX) {
+		json_null(j, "file");
+		json_null(j, "path");
+	} else {
+		json_u64(j, "file", v->file);
+		json_str(j, "path", an->file[v->file].path);
+	}
+	if (v->task == NO_INDEX)
+		json_null(j, "task");
+	else
+		json_u64(j, "task", v->task);
+	json_secs(j, "time_s", v->time_us);
+	json_i64(j, "size", v->size);
+	emit_location(j, v, wf, an);
+	json_secs(j, "path_time_s", v->dist_us);
+	json_close_object(j);
+}
+
+static void emit_edge(struct json *j, size_t id, const struct edge *e)
+{
+	json_open_object(j, NULL);
+	json_u64(j, "id", id);
+	json_u64(j, "from", e->from);
+	json_u64(j, "to", e->to);
+	if (e->task == NO_INDEX)
+		json_null(j, "task");
+	else
+		json_u64(j, "task", e->task);
+	json_str(j, "mutation", mutation_name(e->mutation));
+	json_secs(j, "cost_s", e->cost_us);
+	json_close_object(j);
+}
+
+void emit_wcp(struct out *o, struct workflow *wf, const struct analysis *an)
+{
+	struct json *j = &o->j;
+	int64_t length = 0;
+
+	json_open_object(j, "wcp");
+	json_open_array(j, "vertices");
+	for (size_t v = 0; v < an->nvertices; v++) {
+		emit_vertex(j, v, &an->vertex[v], wf, an);
+		out_flush(o);
+	}
+	json_close_array(j);
+	json_open_array(j, "edges");
+	for (size_t e = 0; e < an->nedges; e++) {
+		emit_edge(j, e, &an->edge[e]);
+		out_flush(o);
+	}
+	json_close_array(j);
+	json_u64(j, "edges_dropped", an->edges_dropped);
+	json_open_array(j, "path");
+	for (size_t i = 0; i < an->npath; i++) {
+		json_u64(j, NULL, an->path[i]);
+		length += an->edge[an->path[i]].cost_us;
+	}
+	json_close_array(j);
+	json_secs(j, "length_s", length);
+	json_close_object(j);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reads one trace directory into a task: summary.json (cJSON), procs.csv,
+ * files.csv, then io.csv streamed from a read-only mapping.  Everything in
+ * a trace is treated as hostile: a bad row is skipped with a warning that
+ * names the file and line, and counted.
+ */
+#ifndef IOWRAP_REPORT_LOAD_H
+#define IOWRAP_REPORT_LOAD_H
+
+#include "model.h"
+
+/* Appends the trace in dir to wf; returns 0, or -1 if nothing usable was
+ * there (a warning says why). */
+int load_trace(struct workflow *wf, const char *dir);
+/* Loads every trace directory at or below the roots (tracescan.h);
+ * returns the number of tasks. */
+size_t load_traces(struct workflow *wf, char **roots, int nroots,
+		   bool with_files);
+/* The same without files.csv and io.csv: identity, times and totals. */
+int load_trace_identity(struct workflow *wf, const char *dir);
+void workflow_release(struct workflow *wf);
+/* Frees the task being loaded at wf->task[wf->ntasks]. */
+void task_discard_last(struct workflow *wf);
+
+/* Index of the task's record for a file, created on first use. */
+size_t task_file_by_inode(struct task *t, uint64_t inode, const char *path,
+			  size_t path_len);
+size_t task_file_by_path(struct task *t, const char *path, size_t path_len);
+/* Gives file i a new name (a rename). */
+void task_file_rename(struct task *t, size_t i, const char *path, size_t len);
+/* Streams io.csv into the task's per-file records. */
+void load_io(struct workflow *wf, struct task *t, int dirfd);
+
+#endif

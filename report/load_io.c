@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * io.csv, one row at a time: each row updates the counters of one task x
+ * file record and is forgotten, so 10 million events cost no memory.
+ */
+#include <fcntl.h>
+#include <string.h>
+
+#include "csvin.h"
+#include "load.h"
+#include "parse.h"
+#include "util.h"
+
+enum {
+	I_START,
+	I_END,
+	I_INODE,
+	I_TYPE,
+	I_RESULT,
+	I_OFFSET,
+	I_FLAGS,
+	I_PATH,
+	I_PATH2,
+	I_NCOLS
+};
+
+static const char *const io_cols[I_NCOLS] = {
+	"time_start", "time_end", "inode", "type",  "result",
+	"offset",     "flags",	  "path",  "path2",
+};
+
+struct io_row {
+	int64_t start, end, result, offset;
+	uint64_t inode;
+	uint32_t flags;
+	char type;
+	const char *path, *path2;
+	size_t path_len, path2_len;
+};
+
+static bool parse_row(struct csv_file *cf, struct io_row *r)
+{
+	const char *type = cell(cf, I_TYPE);
+
+	if (!parse_time_us(cell(cf, I_START), &r->start) ||
+	    !parse_time_us(cell(cf, I_END), &r->end) || r->end < r->start) {
+		bad_row(cf, "time_start/time_end");
+		return false;
+	}
+	if (!parse_u64(cell(cf, I_INODE), &r->inode)) {
+		bad_row(cf, "inode");
+		return false;
+	}
+	if (!type[0] || type[1]) {
+		bad_row(cf, "type");
+		return false;
+	}
+	r->type = type[0];
+	r->offset = -1;
+	r->flags = 0;
+	if (!parse_i64(cell(cf, I_RESULT), &r->result) ||
+	    (*cell(cf, I_OFFSET) &&
+	     !parse_i64(cell(cf, I_OFFSET), &r->offset)) ||
+	    (*cell(cf, I_FLAGS) &&
+	     !parse_hex32(cell(cf, I_FLAGS), &r->flags))) {
+		bad_row(cf, "result/offset/flags");
+		return false;
+	}
+	r->path = cell(cf, I_PATH);
+	r->path_len = cell_len(cf, I_PATH);
+	r->path2 = cell(cf, I_PATH2);
+	r->path2_len = cell_len(cf, I_PATH2);
+	return true;
+}
+
+/* Darshan's POSIX counters: CONSEC when an access starts where the
+ * previous one of its kind ended, SEQ when at or after it. */
+static void add_rw(struct rw_acc *a, const struct io_row *r)
+{
+	uint64_t bytes = (uint64_t)r->result;
+
+	a->ops++;
+	a->bytes += bytes;
+	a->time_us += (uint64_t)(r->end - r->start);
+	if (a->first_us < 0)
+		a->first_us = r->start;
+	a->last_us = r->end;
+	if (r->offset < 0)
+		return;
+	if (a->last_end >= 0 && r->offset == a->last_end)
+		a->consec++;
+	if (a->last_end >= 0 && r->offset >= a->last_end)
+		a->seq++;
+	a->last_end = r->offset + (int64_t)bytes;
+	if (bytes && a->last_end - 1 > a->max_byte)
+		a->max_byte = a->last_end - 1;
+}
+
+static void data_op(struct task *t, struct tfile *f, const struct io_row *r)
+{
+	bool is_write = r->type == 'W';
+
+	if (r->result < 0)
+		return;
+	if (is_write && (r->flags & O_APPEND))
+		f->appended = true;
+	if (is_write && !f->wr.ops && r->offset > 0 &&
+	    r->offset == f->size_first_open)
+		f->appended = true;
+	add_rw(is_write ? &f->wr : &f->rd, r);
+	if (f->first_access_us < 0)
+		f->first_access_us = r->start;
+	if (r->end > f->last_access_us)
+		f->last_access_us = r->end;
+	if (is_write)
+		t->file_write_bytes += (uint64_t)r->result;
+	else
+		t->file_read_bytes += (uint64_t)r->result;
+	t->data_time_us += (uint64_t)(r->end - r->start);
+}
+
+static bool opened_for_writing(uint32_t flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY && (flags & (O_CREAT | O_TRUNC));
+}
+
+static void meta_op(struct task *t, struct tfile *f, const struct io_row *r)
+{
+	uint64_t lat = (uint64_t)(r->end - r->start);
+
+	f->meta_time_us += lat;
+	t->meta_time_us += lat;
+	switch (r->type) {
+	case 'O':
+		if (r->result < 0)
+			return;
+		f->opens++;
+		if (opened_for_writing(r->flags) && f->created_us < 0)
+			f->created_us = r->end;
+		return;
+	case 'S':
+		f->stats++;
+		return;
+	case 'X':
+		f->executed = true;
+		return;
+	case 'M':
+		if (r->flags & 0x4) /* PROT_EXEC: a library's code */
+			f->executed = true;
+		return;
+	default:
+		f->other_meta++;
+	}
+}
+
+/* Unlink and rename carry the path; their inode may be 0. */
+static void name_op(struct task *t, const struct io_row *r)
+{
+	size_t i;
+
+	if (r->result != 0 || !r->path_len)
+		return;
+	i = r->inode ? task_file_by_inode(t, r->inode, r->path, r->path_len) :
+		       task_file_by_path(t, r->path, r->path_len);
+	if (r->type == 'U')
+		t->file[i].unlink_us = r->end;
+	else if (r->path2_len)
+		task_file_rename(t, i, r->path2, r->path2_len);
+}
+
+static void add_io_row(struct task *t, const struct io_row *r)
+{
+	size_t i;
+
+	t->events++;
+	if (r->type == 'U' || r->type == 'N')
+		return name_op(t, r);
+	if (!r->inode)
+		return;
+	/* R and W rows have no path: keep the name the open gave. */
+	i = task_file_by_inode(t, r->inode, r->type == 'O' ? r->path : "",
+			       r->type == 'O' ? r->path_len : 0);
+	if (r->type == 'R' || r->type == 'W')
+		data_op(t, &t->file[i], r);
+	else
+		meta_op(t, &t->file[i], r);
+}
+
+void load_io(struct workflow *wf, struct task *t, int dirfd)
+{
+	struct io_row row;
+	struct csv_file cf = {
+		.wf = wf, .t = t, .name = "io.csv", .prob = &t->io
+	};
+
+	if (csv_open(&cf, dirfd, io_cols, I_NCOLS, 7) == 0) {
+		while (csv_row(&cf)) {
+			if (!parse_row(&cf, &row))
+				continue;
+			cf.prob->rows++;
+			add_io_row(t, &row);
+		}
+	}
+	csv_close(&cf);
+}

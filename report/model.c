@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#include "model.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "strbuf.h"
+#include "util.h"
+
+enum { WARNINGS_PRINTED = 50 };
+
+void workflow_warn(struct workflow *wf, const char *fmt, ...)
+{
+	struct strbuf sb;
+	va_list ap;
+
+	sb_init(&sb, 4096);
+	va_start(ap, fmt);
+	{
+		char line[4096];
+
+		vsnprintf(line, sizeof(line), fmt, ap);
+		sb_adds(&sb, line);
+	}
+	va_end(ap);
+	wf->warnings++;
+	if (wf->warnings <= WARNINGS_PRINTED)
+		warnx_line("report: %s", sb_str(&sb));
+	else if (wf->warnings == WARNINGS_PRINTED + 1)
+		warnx_line(
+			"report: further warnings are only counted in report.json");
+	if (wf->nwarning_kept < WORKFLOW_WARNINGS_KEPT) {
+		if (!wf->warning)
+			wf->warning = xcalloc(WORKFLOW_WARNINGS_KEPT,
+					      sizeof(*wf->warning));
+		wf->warning[wf->nwarning_kept++] = sb_detach(&sb);
+	}
+	sb_release(&sb);
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the report knows after reading the traces: tasks, and per task the
+ * files it touched (task x file), accumulated while io.csv streams past.
+ * Memory grows with tasks and files, never with events.
+ */
+#ifndef IOWRAP_REPORT_MODEL_H
+#define IOWRAP_REPORT_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hmap.h"
+
+/* Reads or writes of one task to one file, Darshan-style. */
+struct rw_acc {
+	uint64_t ops;
+	uint64_t bytes;
+	uint64_t time_us; /* summed latency */
+	int64_t first_us; /* first start; -1: none */
+	int64_t last_us; /* last end */
+	int64_t last_end; /* offset after the previous access; -1: none */
+	int64_t max_byte; /* highest offset touched; -1: none */
+	uint64_t consec; /* started where the previous one ended */
+	uint64_t seq; /* started at or after it (consec included) */
+};
+
+struct tfile {
+	char *path; /* last name (a rename moves it) */
+	size_t path_len;
+	uint64_t inode; /* the trace's id; 0 if only known by path */
+	char *mount_point;
+	char *fstype;
+	int64_t size_first_open; /* -1: not known */
+	int64_t size_last_close;
+	uint64_t opens, stats, other_meta; /* metadata operations */
+	uint64_t meta_time_us;
+	struct rw_acc rd, wr;
+	int64_t first_access_us; /* first R/W start, -1: none */
+	int64_t last_access_us; /* last R/W end */
+	int64_t created_us; /* open with O_CREAT|O_TRUNC for writing; -1 */
+	int64_t unlink_us; /* when the task removed it; -1 */
+	bool appended; /* wrote with O_APPEND or at its old end */
+	bool executed; /* exec'd or mapped: a program, not data */
+	size_t wcp_vertex; /* the version this task wrote; analysis only */
+};
+
+/* Requests of [2^k, 2^(k+1)) bytes, the eBPF paper's log2 buckets. */
+struct size_hist {
+	uint64_t count[64];
+	double time_s[64];
+};
+
+struct mount_row {
+	char *mount_point;
+	char *fstype;
+	uint64_t files, opens, stats, reads, writes;
+	uint64_t bytes_read, bytes_written;
+	double read_time_s, write_time_s, meta_time_s;
+	struct size_hist read_sizes, write_sizes;
+};
+
+struct csv_problems {
+	uint64_t rows; /* data rows read */
+	uint64_t skipped; /* rows skipped: bad numbers, wrong column count */
+	bool truncated; /* a cut last line was ignored */
+	bool missing; /* the file is not there */
+};
+
+struct task {
+	char *dir; /* the trace directory */
+	char *name, *key, *engine, *host, *level;
+	char *command; /* argv joined by spaces, for display */
+	char *group; /* logical task: Nextflow process, Snakemake rule, name */
+	int64_t start_us, end_us; /* -1: not known */
+	int64_t exit_code; /* -1: not known or killed */
+	int64_t exit_signal;
+	bool complete; /* tracing.complete; false also if summary missing */
+	bool summary_ok;
+	double cpu_s;
+	uint64_t peak_rss_kib;
+	uint64_t rchar, wchar;
+	uint64_t untraced_read, untraced_write; /* pipes, sockets, exec */
+	uint64_t processes;
+	uint64_t events; /* io.csv rows used */
+	uint64_t file_read_bytes, file_write_bytes; /* io.csv R/W results */
+	uint64_t data_time_us, meta_time_us;
+	struct csv_problems io, files, procs;
+	struct tfile *file;
+	size_t nfiles, files_alloc;
+	struct hmap by_inode, by_path;
+	struct mount_row *mount;
+	size_t nmounts;
+};
+
+struct workflow {
+	struct task *task;
+	size_t ntasks, tasks_alloc;
+	uint64_t warnings;
+	char **warning; /* the first WORKFLOW_WARNINGS_KEPT messages */
+	size_t nwarning_kept;
+};
+
+#define WORKFLOW_WARNINGS_KEPT 200
+
+static inline int64_t task_wall_us(const struct task *t)
+{
+	return t->start_us >= 0 && t->end_us >= t->start_us ?
+		       t->end_us - t->start_us :
+		       0;
+}
+
+/* A warning on stderr ("iowrap: report: ...") kept for report.json. */
+void workflow_warn(struct workflow *wf, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#include "load.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static size_t new_file(struct task *t, uint64_t inode, const char *path,
+		       size_t path_len)
+{
+	struct tfile *f;
+
+	if (t->nfiles == t->files_alloc) {
+		t->files_alloc = t->files_alloc ? t->files_alloc * 2 : 64;
+		t->file = xrealloc(t->file, t->files_alloc * sizeof(*t->file));
+	}
+	f = &t->file[t->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->inode = inode;
+	f->path = xmalloc(path_len + 1);
+	memcpy(f->path, path, path_len);
+	f->path[path_len] = '\0';
+	f->path_len = path_len;
+	f->size_first_open = f->size_last_close = -1;
+	f->rd.first_us = f->wr.first_us = -1;
+	f->rd.last_end = f->wr.last_end = -1;
+	f->rd.max_byte = f->wr.max_byte = -1;
+	f->first_access_us = f->created_us = f->unlink_us = -1;
+	if (inode)
+		hmap_put(&t->by_inode, &inode, sizeof(inode), t->nfiles);
+	if (path_len)
+		hmap_put(&t->by_path, path, path_len, t->nfiles);
+	return t->nfiles++;
+}
+
+void task_file_rename(struct task *t, size_t i, const char *path, size_t len)
+{
+	struct tfile *f = &t->file[i];
+
+	free(f->path);
+	f->path = xmalloc(len + 1);
+	memcpy(f->path, path, len);
+	f->path[len] = '\0';
+	f->path_len = len;
+	hmap_put(&t->by_path, path, len, i);
+}
+
+size_t task_file_by_inode(struct task *t, uint64_t inode, const char *path,
+			  size_t path_len)
+{
+	size_t i = hmap_get(&t->by_inode, &inode, sizeof(inode));
+
+	if (i == HMAP_NONE)
+		return new_file(t, inode, path, path_len);
+	if (!t->file[i].path_len && path_len)
+		task_file_rename(t, i, path, path_len);
+	return i;
+}
+
+size_t task_file_by_path(struct task *t, const char *path, size_t path_len)
+{
+	size_t i = hmap_get(&t->by_path, path, path_len);
+
+	return i == HMAP_NONE ? new_file(t, 0, path, path_len) : i;
+}
+
+static void task_release(struct task *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		free(t->file[i].path);
+		free(t->file[i].mount_point);
+		free(t->file[i].fstype);
+	}
+	for (size_t i = 0; i < t->nmounts; i++) {
+		free(t->mount[i].mount_point);
+		free(t->mount[i].fstype);
+	}
+	free(t->file);
+	free(t->mount);
+	hmap_release(&t->by_inode);
+	hmap_release(&t->by_path);
+	free(t->dir);
+	free(t->name);
+	free(t->key);
+	free(t->engine);
+	free(t->host);
+	free(t->level);
+	free(t->command);
+	free(t->group);
+	memset(t, 0, sizeof(*t));
+}
+
+void task_discard_last(struct workflow *wf)
+{
+	task_release(&wf->task[wf->ntasks]);
+}
+
+void workflow_release(struct workflow *wf)
+{
+	for (size_t i = 0; i < wf->ntasks; i++)
+		task_release(&wf->task[i]);
+	for (size_t i = 0; i < wf->nwarning_kept; i++)
+		free(wf->warning[i]);
+	free(wf->warning);
+	free(wf->task);
+	memset(wf, 0, sizeof(*wf));
+}

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Workflow Critical Path from traces.  Vertices are data states: the
+ * start of the workflow (Crux's null vertex), a file as it was before any
+ * traced task wrote it ("input"), each task's version of a file it wrote,
+ * and a file's removal.  Edges are the mutations a task made: from every
+ * data version it read to every version it wrote.  An edge costs the
+ * elapsed time from when both its input state and its task existed to the
+ * output state, so idle time between tasks is not work on the path.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "util.h"
+
+static size_t add_vertex(struct analysis *an, enum vertex_kind kind,
+			 size_t file, size_t task, int64_t time_us)
+{
+	struct vertex *v;
+
+	if (an->nvertices == an->vertices_alloc) {
+		an->vertices_alloc =
+			an->vertices_alloc ? an->vertices_alloc * 2 : 64;
+		an->vertex = xrealloc(an->vertex,
+				      an->vertices_alloc * sizeof(*an->vertex));
+	}
+	v = &an->vertex[an->nvertices];
+	memset(v, 0, sizeof(*v));
+	v->kind = kind;
+	v->file = file;
+	v->task = task;
+	v->time_us = time_us;
+	v->first_us = time_us;
+	v->size = -1;
+	v->pred_edge = NO_INDEX;
+	return an->nvertices++;
+}
+
+static void add_edge(struct workflow *wf, struct analysis *an, size_t from,
+		     size_t to, size_t task, enum mutation m)
+{
+	const struct vertex *u = &an->vertex[from], *v = &an->vertex[to];
+	int64_t ready = u->time_us;
+	struct edge *e;
+
+	if (u->time_us > v->time_us) {
+		an->edges_dropped++;
+		return;
+	}
+	if (task != NO_INDEX && wf->task[task].start_us > ready)
+		ready = wf->task[task].start_us;
+	if (an->nedges == an->edges_alloc) {
+		an->edges_alloc = an->edges_alloc ? an->edges_alloc * 2 : 64;
+		an->edge =
+			xrealloc(an->edge, an->edges_alloc * sizeof(*an->edge));
+	}
+	e = &an->edge[an->nedges++];
+	e->from = from;
+	e->to = to;
+	e->task = task;
+	e->mutation = m;
+	e->cost_us = v->time_us > ready ? v->time_us - ready : 0;
+}
+
+static bool wrote(const struct tfile *f)
+{
+	return (f->wr.ops && f->wr.bytes) || f->created_us >= 0;
+}
+
+static bool is_input(const struct tfile *f)
+{
+	if (!f->rd.ops)
+		return false;
+	/* Read back what the task wrote itself: not an input. */
+	return !wrote(f) || f->wr.first_us < 0 ||
+	       f->rd.first_us < f->wr.first_us;
+}
+
+static int64_t min_known(int64_t a, int64_t b)
+{
+	if (a < 0)
+		return b;
+	return b < 0 || a < b ? a : b;
+}
+
+static void add_version(struct analysis *an, size_t g, size_t task,
+			struct tfile *f)
+{
+	int64_t last = f->wr.last_us > f->created_us ? f->wr.last_us :
+						       f->created_us;
+	size_t v = add_vertex(an, V_WRITTEN, g, task, last);
+
+	an->vertex[v].first_us = min_known(f->wr.first_us, f->created_us);
+	an->vertex[v].size = f->size_last_close >= 0 ? f->size_last_close :
+						       f->wr.max_byte + 1;
+	f->wcp_vertex = v;
+}
+
+static int cmp_version(const void *a, const void *b)
+{
+	const struct vertex *x = a, *y = b;
+
+	if (x->first_us != y->first_us)
+		return x->first_us < y->first_us ? -1 : 1;
+	if (x->time_us != y->time_us)
+		return x->time_us < y->time_us ? -1 : 1;
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+/* Every task's written version of every data file, grouped by file and
+ * ordered by first write. */
+static void add_versions(struct workflow *wf, struct analysis *an)
+{
+	for (size_t g = 0; g < an->nfiles; g++) {
+		struct gfile *gf = &an->file[g];
+
+		gf->vfirst = an->nvertices;
+		if (gf->system)
+			continue;
+		for (size_t r = 0; r < gf->nrefs; r++) {
+			struct tfile *f =
+				&wf->task[gf->ref[r].task].file[gf->ref[r].file];
+
+			if (wrote(f))
+				add_version(an, g, gf->ref[r].task, f);
+		}
+		gf->nversions = an->nvertices - gf->vfirst;
+		qsort(an->vertex + gf->vfirst, gf->nversions,
+		      sizeof(*an->vertex), cmp_version);
+		for (size_t v = gf->vfirst; v < an->nvertices; v++) {
+			const struct vertex *vx = &an->vertex[v];
+
+			for (size_t r = 0; r < gf->nrefs; r++)
+				if (gf->ref[r].task == vx->task)
+					wf->task[vx->task]
+						.file[gf->ref[r].file]
+						.wcp_vertex = v;
+		}
+	}
+}
+
+static size_t input_vertex(struct workflow *wf, struct analysis *an, size_t g)
+{
+	struct gfile *gf = &an->file[g];
+
+	if (gf->input_vertex == NO_INDEX) {
+		gf->input_vertex =
+			add_vertex(an, V_INPUT, g, NO_INDEX, an->t0_us);
+		for (size_t r = 0; r < gf->nrefs; r++) {
+			const struct tfile *f =
+				&wf->task[gf->ref[r].task].file[gf->ref[r].file];
+
+			if (f->size_first_open >= 0) {
+				an->vertex[gf->input_vertex].size =
+					f->size_first_open;
+				break;
+			}
+		}
+		add_edge(wf, an, 0, gf->input_vertex, NO_INDEX, M_TRANSFER);
+	}
+	return gf->input_vertex;
+}
+
+/* The version a task saw at time t: the latest written by another task
+ * (or by itself when self is NO_INDEX) that had begun by then. */
+static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
+			   size_t self, int64_t t)
+{
+	const struct gfile *gf = &an->file[g];
+	size_t lo = 0, hi = gf->nversions;
+
+	/* Versions are ordered by first write: binary search for the
+	 * last one begun by t, then skip the task's own. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (an->vertex[gf->vfirst + mid].first_us <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo > 0 && an->vertex[gf->vfirst + lo - 1].task == self)
+		lo--;
+	return lo > 0 ? gf->vfirst + lo - 1 : input_vertex(wf, an, g);
+}
+
+struct task_io {
+	size_t *in_v, *in_f; /* input vertices and the task's file records */
+	size_t *out_v, *out_f;
+	size_t nin, nout;
+};
+
+static size_t gfile_of(struct analysis *an, const struct tfile *f)
+{
+	return f->path_len ? hmap_get(&an->by_path, f->path, f->path_len) :
+			     HMAP_NONE;
+}
+
+static void find_task_io(struct workflow *wf, struct analysis *an, size_t t,
+			 struct task_io *io)
+{
+	struct task *tk = &wf->task[t];
+
+	io->nin = io->nout = 0;
+	for (size_t i = 0; i < tk->nfiles; i++) {
+		const struct tfile *f = &tk->file[i];
+		size_t g = gfile_of(an, f);
+
+		if (g == HMAP_NONE || an->file[g].system)
+			continue;
+		if (is_input(f)) {
+			io->in_v[io->nin] =
+				seen_version(wf, an, g, t, f->rd.first_us);
+			io->in_f[io->nin++] = i;
+		} else if (wrote(f) && f->appended) {
+			/* Appending builds on the version before. */
+			io->in_v[io->nin] =
+				seen_version(wf, an, g, t, f->wr.first_us);
+			io->in_f[io->nin++] = i;
+		}
+		if (wrote(f)) {
+			io->out_v[io->nout] = f->wcp_vertex;
+			io->out_f[io->nout++] = i;
+		}
+	}
+}
+
+static enum mutation classify(struct analysis *an, const struct task *tk,
+			      const struct task_io *io, size_t i, size_t o)
+{
+	const struct tfile *fi = &tk->file[io->in_f[i]];
+	const struct tfile *fo = &tk->file[io->out_f[o]];
+
+	if (an->vertex[io->in_v[i]].file == an->vertex[io->out_v[o]].file)
+		return fo->appended ? M_APPEND : M_CONVERT;
+	if (io->nin > 1)
+		return M_MERGE;
+	if (io->nout > 1)
+		return M_SPLIT;
+	/* One in, one out: a copy (cp, stage-in) reads all of its input
+	 * and writes as many bytes; anything else changed the data. */
+	if (fo->wr.bytes == fi->rd.bytes &&
+	    (int64_t)fi->rd.bytes >= an->vertex[io->in_v[i]].size)
+		return M_TRANSFER;
+	return M_CONVERT;
+}
+
+static void add_flows(struct workflow *wf, struct analysis *an, size_t t,
+		      const struct task_io *io)
+{
+	for (size_t i = 0; i < io->nin; i++) {
+		const struct vertex *v = &an->vertex[io->in_v[i]];
+		struct flow *fl;
+
+		if (v->kind != V_WRITTEN || v->task == t)
+			continue;
+		if (an->nflows == an->flows_alloc) {
+			an->flows_alloc =
+				an->flows_alloc ? an->flows_alloc * 2 : 64;
+			an->flow = xrealloc(
+				an->flow, an->flows_alloc * sizeof(*an->flow));
+		}
+		fl = &an->flow[an->nflows++];
+		fl->writer = v->task;
+		fl->reader = t;
+		fl->file = v->file;
+		fl->bytes = wf->task[t].file[io->in_f[i]].rd.bytes;
+	}
+}
+
+static void add_deletions(struct workflow *wf, struct analysis *an, size_t t)
+{
+	struct task *tk = &wf->task[t];
+
+	for (size_t i = 0; i < tk->nfiles; i++) {
+		const struct tfile *f = &tk->file[i];
+		size_t g = gfile_of(an, f);
+		size_t cur, del;
+
+		if (f->unlink_us < 0 || g == HMAP_NONE || an->file[g].system)
+			continue;
+		cur = seen_version(wf, an, g, NO_INDEX, f->unlink_us);
+		del = add_vertex(an, V_DELETED, g, t, f->unlink_us);
+		an->vertex[del].size = 0;
+		add_edge(wf, an, cur, del, t, M_DELETE);
+	}
+}
+
+/*
+ * A task that reads many files and writes many would need every pair as
+ * an edge.  Past WCP_MAX_PAIRS its data goes through one state in the
+ * task's memory, as Crux models a load: inputs MERGE into it, outputs
+ * SPLIT from it.  A path through it is exactly as long as the direct edge
+ * (its time is the latest input's, or the task's start), but an output
+ * written before that time loses its in-edges (counted as dropped).
+ */
+static void add_memory_hub(struct workflow *wf, struct analysis *an, size_t t,
+			   const struct task_io *io)
+{
+	int64_t when = wf->task[t].start_us;
+	size_t hub;
+
+	for (size_t i = 0; i < io->nin; i++)
+		if (an->vertex[io->in_v[i]].time_us > when)
+			when = an->vertex[io->in_v[i]].time_us;
+	hub = add_vertex(an, V_MEMORY, NO_INDEX, t, when);
+	for (size_t i = 0; i < io->nin; i++)
+		add_edge(wf, an, io->in_v[i], hub, t, M_MERGE);
+	for (size_t o = 0; o < io->nout; o++)
+		add_edge(wf, an, hub, io->out_v[o], t, M_SPLIT);
+}
+
+static void add_task_mutations(struct workflow *wf, struct analysis *an,
+			       size_t t, struct task_io *io)
+{
+	const struct task *tk = &wf->task[t];
+
+	find_task_io(wf, an, t, io);
+	add_flows(wf, an, t, io);
+	if (io->nin * io->nout > WCP_MAX_PAIRS) {
+		add_memory_hub(wf, an, t, io);
+		add_deletions(wf, an, t);
+		return;
+	}
+	for (size_t o = 0; o < io->nout; o++) {
+		if (!io->nin)
+			add_edge(wf, an, 0, io->out_v[o], t, M_CONVERT);
+		for (size_t i = 0; i < io->nin; i++)
+			add_edge(wf, an, io->in_v[i], io->out_v[o], t,
+				 classify(an, tk, io, i, o));
+	}
+	add_deletions(wf, an, t);
+}
+
+static void reset_versions(struct workflow *wf)
+{
+	for (size_t t = 0; t < wf->ntasks; t++)
+		for (size_t i = 0; i < wf->task[t].nfiles; i++)
+			wf->task[t].file[i].wcp_vertex = NO_INDEX;
+}
+
+void wcp_build(struct workflow *wf, struct analysis *an)
+{
+	struct task_io io;
+	size_t most = 1;
+
+	reset_versions(wf);
+	add_vertex(an, V_START, NO_INDEX, NO_INDEX, an->t0_us);
+	add_versions(wf, an);
+	for (size_t t = 0; t < wf->ntasks; t++)
+		if (wf->task[t].nfiles > most)
+			most = wf->task[t].nfiles;
+	io.in_v = xcalloc(most, sizeof(size_t));
+	io.in_f = xcalloc(most, sizeof(size_t));
+	io.out_v = xcalloc(most, sizeof(size_t));
+	io.out_f = xcalloc(most, sizeof(size_t));
+	for (size_t t = 0; t < wf->ntasks; t++)
+		add_task_mutations(wf, an, t, &io);
+	free(io.in_v);
+	free(io.in_f);
+	free(io.out_v);
+	free(io.out_f);
+	wcp_longest_path(an);
+}

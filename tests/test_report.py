@@ -1,0 +1,603 @@
+"""iowrap report: report.json against the traces it was computed from, the
+Workflow Critical Path of the WCP paper's five patterns built as real shell
+workflows, and hostile input."""
+import csv
+import io
+import json
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+from conftest import IOWRAP
+
+SYSTEM = ("/usr/", "/lib/", "/lib64/", "/lib32/", "/libx32/", "/bin/",
+          "/sbin/", "/etc/", "/proc/", "/sys/", "/dev/", "/run/")
+
+
+def task(traces, name, script):
+    """Starts one task of a workflow under iowrap --level full."""
+    return subprocess.Popen(
+        [str(IOWRAP), "--level", "full", "-o", str(traces / name), "--",
+         "sh", "-c", script],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def run_tasks(traces, steps):
+    """steps: a list of stages run one after the other; a stage is a dict
+    name -> script, its tasks run in parallel."""
+    for stage in steps:
+        procs = [task(traces, n, s) for n, s in stage.items()]
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+
+
+def report(*dirs, out, text=False, check=0):
+    cmd = [str(IOWRAP), "report", "-o", str(out)]
+    if text:
+        cmd.append("--text")
+    proc = subprocess.run(cmd + [str(d) for d in dirs], capture_output=True,
+                          timeout=120)
+    stderr = proc.stderr.decode("utf-8", "surrogateescape")
+    assert proc.returncode == check, stderr
+    rep = None
+    if (Path(out) / "report.json").exists():
+        rep = json.loads((Path(out) / "report.json").read_text())
+    return proc, stderr, rep
+
+
+def csv_rows(path):
+    data = Path(path).read_bytes().decode("utf-8", "surrogateescape")
+    return list(csv.DictReader(io.StringIO(data, newline="")))
+
+
+def us(text):
+    """An io.csv time ("1714067937.744123") as integer microseconds."""
+    return int(Decimal(text) * 1000000)
+
+
+def task_by_dir(rep, name):
+    return next(t for t in rep["tasks"] if Path(t["dir"]).name == name)
+
+
+# ---- numbers against the traces ----
+
+def make_numbers_workflow(tmp_path):
+    d = tmp_path / "data"
+    d.mkdir()
+    traces = tmp_path / "traces"
+    run_tasks(traces, [
+        {"t1": f"head -c 10000 /dev/zero > {d}/a"},
+        {"t2": f"cat {d}/a {d}/a > {d}/b"},
+        {"t3": f"head -c 5000 {d}/b > {d}/c; cat {d}/a > /dev/null"},
+    ])
+    return d, traces
+
+
+def expected_task_files(trace):
+    """Per inode: bytes, ops and the first/last R or W of io.csv."""
+    files = {}
+    for r in csv_rows(trace / "io.csv"):
+        if r["type"] not in "RW" or r["inode"] == "0":
+            continue
+        if int(r["result"]) < 0:
+            continue
+        f = files.setdefault(int(r["inode"]), {
+            "R": 0, "W": 0, "first": None, "last": None})
+        f[r["type"]] += int(r["result"])
+        start, end = us(r["time_start"]), us(r["time_end"])
+        f["first"] = start if f["first"] is None else min(f["first"], start)
+        f["last"] = end if f["last"] is None else max(f["last"], end)
+    return files
+
+
+def test_numbers_match_the_traces(tmp_path):
+    d, traces = make_numbers_workflow(tmp_path)
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert stderr == ""
+    assert rep["schema"] == "iowrap-report/1"
+    assert len(rep["tasks"]) == 3
+    total_read = total_written = 0
+    for name in ("t1", "t2", "t3"):
+        t = task_by_dir(rep, name)
+        want = expected_task_files(traces / name)
+        summary = json.loads((traces / name / "summary.json").read_text())
+        wall = us(repr(summary["end_time_s"])) - us(
+            repr(summary["start_time_s"]))
+        assert us(str(t["wall_time_s"])) == wall
+        assert t["file_read_bytes"] == sum(f["R"] for f in want.values())
+        assert t["file_write_bytes"] == sum(f["W"] for f in want.values())
+        assert t["untraced_read_bytes"] == sum(
+            int(p["untraced_read_bytes"])
+            for p in csv_rows(traces / name / "procs.csv"))
+        # Per mount: the summary's counters and log2 size histograms.
+        for m, sm in zip(t["mounts"], summary["mounts"]):
+            assert m["bytes_read"] == sm["bytes_read"]
+            assert m["read_sizes"] == sm["read_sizes"]
+            assert m["write_sizes"] == sm["write_sizes"]
+        assert len(t["mounts"]) == len(summary["mounts"])
+        total_read += t["file_read_bytes"]
+        total_written += t["file_write_bytes"]
+        by_inode = {f["inode"]: f for f in t["files"]}
+        darshan = {int(r["inode"]): r
+                   for r in csv_rows(traces / name / "files.csv")}
+        for inode, w in want.items():
+            f = by_inode[inode]
+            assert f["read"]["bytes"] == w["R"]
+            assert f["write"]["bytes"] == w["W"]
+            # Fig. 4: first to last access over the task's runtime.
+            span = w["last"] - w["first"]
+            assert us(str(f["access_span_s"])) == span
+            assert abs(f["access_span_fraction"] - span / wall) <= 5e-7
+            # Darshan's counters agree with the tracer's own files.csv.
+            assert f["read"]["consecutive"] == int(
+                darshan[inode]["consec_reads"])
+            assert f["read"]["sequential"] == int(darshan[inode]["seq_reads"])
+            assert f["write"]["sequential"] == int(
+                darshan[inode]["seq_writes"])
+    assert rep["workflow"]["file_read_bytes"] == total_read
+    assert rep["workflow"]["file_write_bytes"] == total_written
+    assert [(g["name"], g["tasks"]) for g in rep["logical_tasks"]] == [
+        ("t1", 1), ("t2", 1), ("t3", 1)]
+
+    files = {f["path"]: f for f in rep["files"]}
+    a, b, c = files[f"{d}/a"], files[f"{d}/b"], files[f"{d}/c"]
+    assert (a["bytes_written"], a["bytes_read"]) == (10000, 20000 + 10000)
+    assert (b["bytes_written"], b["bytes_read"]) == (20000, 5000)
+    assert (c["bytes_written"], c["bytes_read"]) == (5000, 0)
+    assert (a["readers"], a["writers"]) == (2, 1)
+    # t2 read a twice: 10000 bytes re-read within the task.
+    t2 = task_by_dir(rep, "t2")
+    t2a = next(f for f in t2["files"] if f["path"] == f"{d}/a")
+    assert t2a["reread_bytes"] == 10000
+    assert t2a["read"]["pattern"] == "random"   # the second pass seeks back
+    t1 = task_by_dir(rep, "t1")
+    t1a = next(f for f in t1["files"] if f["path"] == f"{d}/a")
+    assert t1a["write"]["pattern"] in ("single", "consecutive")
+
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    paths = {f["id"]: f["path"] for f in rep["files"]}
+    flow = {(names[e["writer"]], names[e["reader"]], paths[e["file"]],
+             e["bytes"]) for e in rep["data_flow"]["edges"]}
+    assert flow == {("t1", "t2", f"{d}/a", 20000),
+                    ("t2", "t3", f"{d}/b", 5000),
+                    ("t1", "t3", f"{d}/a", 10000)}
+    never = {paths[i] for i in rep["data_flow"]["written_never_read"]}
+    assert never == {f"{d}/c"}
+    assert [paths[i] for i in rep["data_flow"]["read_by_many"]] == [f"{d}/a"]
+    for f in rep["files"]:
+        assert f["system"] == f["path"].startswith(SYSTEM) or f["system"]
+
+
+def test_text_tables(tmp_path):
+    d, traces = make_numbers_workflow(tmp_path)
+    proc, _, _ = report(traces, out=tmp_path / "out", text=True)
+    out = proc.stdout.decode()
+    assert out.startswith("Workflow: 3 tasks")
+    assert "Slowest tasks" in out and "Most I/O-heavy tasks" in out
+    assert f"t1 -> t2: {d}/a (20000 B)" in out
+    assert "Workflow Critical Path" in out
+
+
+# ---- the Workflow Critical Path on the paper's five patterns ----
+
+def wcp_steps(rep):
+    """The critical path as (from, to, mutation) with vertices labelled by
+    kind, path and the writing task's directory name."""
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    es = {e["id"]: e for e in rep["wcp"]["edges"]}
+
+    def label(v):
+        if v["kind"] == "start":
+            return "start"
+        name = Path(v["path"]).name
+        if v["kind"] == "written":
+            return f"{name}@{names[v['task']]}"
+        return f"{name}({v['kind']})"
+
+    return [(label(vs[es[i]["from"]]), label(vs[es[i]["to"]]),
+             es[i]["mutation"]) for i in rep["wcp"]["path"]]
+
+
+def source(tmp_path, name="src", size=1000):
+    p = tmp_path / name
+    p.write_bytes(b"x" * size)
+    return p
+
+
+def test_wcp_generic(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    src = source(tmp_path)
+    traces = tmp_path / "traces"
+    ranks = {f"rank{i}": f"sleep {s}; head -c 200 {d}/pre > {d}/r{i}"
+             for i, s in enumerate((0.2, 0.5, 0.3, 0.2))}
+    run_tasks(traces, [
+        {"stagein": f"cp {src} {d}/stage"},
+        {"pre": f"sleep 0.2; head -c 500 {d}/stage > {d}/pre"},
+        ranks,
+        {"post": f"sleep 0.2; cat {d}/r0 {d}/r1 {d}/r2 {d}/r3 > {d}/post"},
+        {"viz": f"head -c 100 {d}/post > {d}/viz"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert wcp_steps(rep) == [
+        ("start", "src(input)", "TRANSFER"),
+        ("src(input)", "stage@stagein", "TRANSFER"),
+        ("stage@stagein", "pre@pre", "CONVERT"),
+        ("pre@pre", "r1@rank1", "CONVERT"),
+        ("r1@rank1", "post@post", "MERGE"),
+        ("post@post", "viz@viz", "CONVERT"),
+    ]
+    path_edges = [e for e in rep["wcp"]["edges"]
+                  if e["id"] in rep["wcp"]["path"]]
+    assert us(str(rep["wcp"]["length_s"])) == sum(
+        us(str(e["cost_s"])) for e in path_edges)
+    # Every rank's output merges into post.
+    assert sum(e["mutation"] == "MERGE" for e in rep["wcp"]["edges"]) == 4
+
+
+def test_wcp_data_splits(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    src = source(tmp_path)
+    traces = tmp_path / "traces"
+    split = "; ".join(f"head -c 250 {d}/stage > {d}/part{i}"
+                      for i in range(4))
+    mpi = {f"mpi{i}": f"sleep {s}; head -c 100 {d}/part{i} > {d}/out{i}"
+           for i, s in enumerate((0.2, 0.2, 0.5, 0.3))}
+    run_tasks(traces, [
+        {"stagein": f"cp {src} {d}/stage"},
+        {"split": f"sleep 0.2; {split}"},
+        mpi,
+        {"post": f"cat {d}/out0 {d}/out1 {d}/out2 {d}/out3 > {d}/post"},
+        {"viz": f"sleep 0.2; head -c 50 {d}/post > {d}/viz"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert wcp_steps(rep) == [
+        ("start", "src(input)", "TRANSFER"),
+        ("src(input)", "stage@stagein", "TRANSFER"),
+        ("stage@stagein", "part2@split", "SPLIT"),
+        ("part2@split", "out2@mpi2", "CONVERT"),
+        ("out2@mpi2", "post@post", "MERGE"),
+        ("post@post", "viz@viz", "CONVERT"),
+    ]
+
+
+def test_wcp_checkpoint(tmp_path):
+    d, d2 = tmp_path / "d", tmp_path / "store"
+    d.mkdir()
+    d2.mkdir()
+    src = source(tmp_path)
+    traces = tmp_path / "traces"
+    run_tasks(traces, [
+        {"stagein": f"cp {src} {d}/stage"},
+        {"pre": f"head -c 500 {d}/stage > {d}/pre"},
+        {"mpi": f"sleep 0.3; head -c 300 {d}/pre > {d}/ckpt"},
+        {"ckptout": f"sleep 0.2; cp {d}/ckpt {d2}/ckpt"},
+        {"ckptin": f"sleep 0.2; cp {d2}/ckpt {d}/restored"},
+        {"mpi2": f"sleep 0.3; head -c 200 {d}/restored > {d}/mpi2"},
+        {"post2": f"head -c 100 {d}/mpi2 > {d}/post2"},
+        {"viz": f"head -c 50 {d}/post2 > {d}/viz"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert wcp_steps(rep) == [
+        ("start", "src(input)", "TRANSFER"),
+        ("src(input)", "stage@stagein", "TRANSFER"),
+        ("stage@stagein", "pre@pre", "CONVERT"),
+        ("pre@pre", "ckpt@mpi", "CONVERT"),
+        ("ckpt@mpi", "ckpt@ckptout", "TRANSFER"),
+        ("ckpt@ckptout", "restored@ckptin", "TRANSFER"),
+        ("restored@ckptin", "mpi2@mpi2", "CONVERT"),
+        ("mpi2@mpi2", "post2@post2", "CONVERT"),
+        ("post2@post2", "viz@viz", "CONVERT"),
+    ]
+
+
+def test_wcp_multiple_sources(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    src = source(tmp_path)
+    src2 = source(tmp_path, "src2", 700)
+    traces = tmp_path / "traces"
+    run_tasks(traces, [
+        {"stagein": f"cp {src} {d}/stage"},
+        {"pre": f"sleep 0.2; head -c 500 {d}/stage > {d}/pre"},
+        {"mpi": f"sleep 0.4; head -c 300 {d}/pre > {d}/mpi"},
+        {"post": f"sleep 0.2; head -c 200 {d}/mpi > {d}/post"},
+        {"load": f"sleep 0.2; cp {src2} {d}/load"},
+        {"mpi2": f"sleep 0.3; cat {d}/post {d}/load > {d}/mpi2"},
+        {"post2": f"head -c 100 {d}/mpi2 > {d}/post2"},
+        {"viz": f"head -c 50 {d}/post2 > {d}/viz"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert wcp_steps(rep) == [
+        ("start", "src(input)", "TRANSFER"),
+        ("src(input)", "stage@stagein", "TRANSFER"),
+        ("stage@stagein", "pre@pre", "CONVERT"),
+        ("pre@pre", "mpi@mpi", "CONVERT"),
+        ("mpi@mpi", "post@post", "CONVERT"),
+        ("post@post", "mpi2@mpi2", "MERGE"),
+        ("mpi2@mpi2", "post2@post2", "CONVERT"),
+        ("post2@post2", "viz@viz", "CONVERT"),
+    ]
+    inputs = {Path(v["path"]).name for v in rep["wcp"]["vertices"]
+              if v["kind"] == "input"}
+    assert inputs == {"src", "src2"}
+
+
+def test_wcp_create_delete(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    src = source(tmp_path)
+    traces = tmp_path / "traces"
+    run_tasks(traces, [
+        {"stagein": f"cp {src} {d}/stage"},
+        {"pre": f"head -c 500 {d}/stage > {d}/pre"},
+        {"mpi": f"sleep 0.3; head -c 300 {d}/pre > {d}/mpi"},
+        {"create": f"sleep 0.2; head -c 100 {d}/mpi > {d}/tmp1; "
+                   f"head -c 100 {d}/mpi > {d}/tmp2"},
+        {"post": f"sleep 0.2; cat {d}/tmp1 {d}/tmp2 > {d}/post; "
+                 f"rm {d}/tmp1 {d}/tmp2"},
+        {"mpi2": f"sleep 0.3; head -c 100 {d}/post > {d}/mpi2"},
+        {"post2": f"head -c 50 {d}/mpi2 > {d}/post2"},
+        {"viz": f"head -c 20 {d}/post2 > {d}/viz"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert wcp_steps(rep) == [
+        ("start", "src(input)", "TRANSFER"),
+        ("src(input)", "stage@stagein", "TRANSFER"),
+        ("stage@stagein", "pre@pre", "CONVERT"),
+        ("pre@pre", "mpi@mpi", "CONVERT"),
+        ("mpi@mpi", "tmp2@create", "SPLIT"),
+        ("tmp2@create", "post@post", "MERGE"),
+        ("post@post", "mpi2@mpi2", "CONVERT"),
+        ("mpi2@mpi2", "post2@post2", "CONVERT"),
+        ("post2@post2", "viz@viz", "CONVERT"),
+    ]
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    deletes = sorted((Path(vs[e["from"]]["path"]).name, vs[e["to"]]["kind"])
+                     for e in rep["wcp"]["edges"]
+                     if e["mutation"] == "DELETE")
+    assert deletes == [("tmp1", "deleted"), ("tmp2", "deleted")]
+
+
+# ---- hostile input ----
+
+def one_trace(tmp_path, name="t", script=None):
+    d = tmp_path / "data"
+    d.mkdir(exist_ok=True)
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{name: script or f"head -c 3000 /dev/zero > {d}/a; "
+                                         f"cat {d}/a > {d}/b"}])
+    return traces
+
+
+def test_empty_directory(tmp_path):
+    (tmp_path / "empty").mkdir()
+    _, stderr, rep = report(tmp_path / "empty", out=tmp_path / "out",
+                            check=3)
+    assert "no trace directory (summary.json or procs.csv)" in stderr
+    assert "no readable trace found" in stderr
+    assert rep is None
+
+
+def test_usage_errors(tmp_path):
+    proc = subprocess.run([str(IOWRAP), "report"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 2
+    assert "no trace directory given" in proc.stderr
+
+
+def test_truncated_io_csv(tmp_path):
+    traces = one_trace(tmp_path)
+    io_csv = traces / "t" / "io.csv"
+    data = io_csv.read_bytes()
+    lines = data.split(b"\n")
+    keep = 10                       # header + 9 rows, then half a line
+    io_csv.write_bytes(b"\n".join(lines[:keep]) + b"\n" +
+                       lines[keep][:len(lines[keep]) // 2])
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert f"{traces}/t/io.csv:{keep + 1}: truncated last line ignored" \
+        in stderr
+    prob = rep["tasks"][0]["problems"]["io_csv"]
+    assert prob == {"missing": False, "rows": keep - 1, "rows_skipped": 0,
+                    "truncated": True}
+    assert rep["tasks"][0]["events"] == keep - 1
+    assert rep["warnings"]["count"] == 1
+
+
+def test_bad_rows_are_skipped_with_file_and_line(tmp_path):
+    traces = one_trace(tmp_path)
+    io_csv = traces / "t" / "io.csv"
+    lines = io_csv.read_bytes().split(b"\n")
+    nrows = len(lines) - 2          # header, trailing empty
+    lines[3] = b"xyz" + lines[3][lines[3].index(b","):]
+    lines[5] = b"1,2,3"
+    io_csv.write_bytes(b"\n".join(lines))
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert f"{traces}/t/io.csv:4: bad value in column time_start/time_end;" \
+        " row skipped" in stderr
+    assert f"{traces}/t/io.csv:6: 3 fields, the header has 16; row skipped" \
+        in stderr
+    prob = rep["tasks"][0]["problems"]["io_csv"]
+    assert (prob["rows"], prob["rows_skipped"]) == (nrows - 2, 2)
+    assert len(rep["warnings"]["messages"]) == 2
+
+
+def test_corrupt_summary_gives_partial_report(tmp_path):
+    traces = one_trace(tmp_path)
+    procs = csv_rows(traces / "t" / "procs.csv")
+    (traces / "t" / "summary.json").write_text('{\n  "schema": "iowrap-su')
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert f"{traces}/t/summary.json:2: not valid JSON" in stderr
+    t = rep["tasks"][0]
+    assert t["summary_read"] is False and t["complete"] is False
+    assert t["name"] == "t"
+    assert us(t["start_time_s"] and str(t["start_time_s"])) == min(
+        us(p["time"]) for p in procs)
+    assert t["processes"] == len(procs)
+    assert t["file_write_bytes"] == 6000
+
+
+def test_trace_with_no_events(tmp_path):
+    traces = tmp_path / "traces"
+    subprocess.run([str(IOWRAP), "-o", str(traces / "s"), "--", "true"],
+                   check=True)
+    t2 = traces / "h"
+    shutil.copytree(traces / "s", t2)
+    (t2 / "io.csv").write_text(
+        "time_start,time_end,pid,utime_start,utime_end,stime_start,"
+        "stime_end,inode,type,result,handle,offset,size,flags,path,path2\n")
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert stderr == ""
+    s, h = task_by_dir(rep, "s"), task_by_dir(rep, "h")
+    assert s["problems"]["io_csv"]["missing"] is True
+    assert (s["events"], s["files_touched"], h["events"]) == (0, 0, 0)
+    assert rep["wcp"]["path"] == []
+
+
+def test_newline_and_invalid_utf8_paths(tmp_path):
+    d = tmp_path / "data"
+    d.mkdir()
+    traces = tmp_path / "traces"
+    name = b"a\nb\xff.dat"
+    script = (b"head -c 77 /dev/zero > '" + bytes(d) + b"/" + name + b"'")
+    p = subprocess.run([bytes(IOWRAP), b"--level", b"full", b"-o",
+                        bytes(traces / "t"), b"--", b"sh", b"-c", script])
+    assert p.returncode == 0
+    proc, stderr, rep = report(traces, out=tmp_path / "out", text=True)
+    assert stderr == ""
+    want = f"{d}/a\nb\ufffd.dat"
+    f = next(f for f in rep["files"] if f["path"] == want)
+    assert f["bytes_written"] == 77
+    assert f"{d}/a\\x0ab".encode() in proc.stdout
+
+
+def test_symlinks_are_not_followed(tmp_path):
+    traces = one_trace(tmp_path)
+    scan = tmp_path / "scan"
+    scan.mkdir()
+    (scan / "link").symlink_to(traces / "t")
+    shutil.copytree(traces / "t", scan / "real" / "deep" / "t")
+    _, _, rep = report(scan, out=tmp_path / "out")
+    assert [Path(t["dir"]).relative_to(scan).as_posix()
+            for t in rep["tasks"]] == ["real/deep/t"]
+
+
+def test_output_is_replaced_atomically_not_through_a_symlink(tmp_path):
+    traces = one_trace(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (out / "report.json").symlink_to(victim)
+    report(traces, out=out)
+    assert victim.read_text() == "keep"
+    assert not (out / "report.json").is_symlink()
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json"]
+
+
+def test_wcp_append_and_memory_state(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    src = source(tmp_path)
+    traces = tmp_path / "traces"
+    many = "; ".join(f"head -c {10 + i} {d}/in{i} > {d}/out{i}"
+                     for i in range(9))
+    run_tasks(traces, [
+        {"log": f"echo first > {d}/log",
+         "gen": "; ".join(f"head -c 100 {src} > {d}/in{i}"
+                          for i in range(9))},
+        {"more": f"sleep 0.2; echo more >> {d}/log"},
+        {"many": f"sleep 0.2; {many}"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    appends = [(names[vs[e["from"]]["task"]], names[vs[e["to"]]["task"]])
+               for e in rep["wcp"]["edges"] if e["mutation"] == "APPEND"]
+    assert appends == [("log", "more")]
+    # 9 inputs x 9 outputs > 64 pairs: one memory state in between.
+    mem = [v for v in rep["wcp"]["vertices"] if v["kind"] == "memory"]
+    assert len(mem) == 1 and names[mem[0]["task"]] == "many"
+    assert mem[0]["location"].endswith(":memory")
+    into = [e for e in rep["wcp"]["edges"] if e["to"] == mem[0]["id"]]
+    out = [e for e in rep["wcp"]["edges"] if e["from"] == mem[0]["id"]]
+    assert {e["mutation"] for e in into} == {"MERGE"} and len(into) == 9
+    assert {e["mutation"] for e in out} == {"SPLIT"} and len(out) == 9
+    assert rep["wcp"]["edges_dropped"] == 0
+
+
+def test_export_csv_merges_tasks(tmp_path):
+    d, traces = make_numbers_workflow(tmp_path)
+    out = tmp_path / "all.csv"
+    p = subprocess.run([str(IOWRAP), "export", "--format", "csv", "-o",
+                        str(out), str(traces)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    merged = csv_rows(out)
+    for name in ("t1", "t2", "t3"):
+        own = csv_rows(traces / name / "io.csv")
+        mine = [r for r in merged if r["task_name"] == name]
+        assert len(mine) == len(own)
+        assert {r["trace_dir"] for r in mine} == {str(traces / name)}
+        strip = [{k: v for k, v in r.items()
+                  if k not in ("task_id", "task_name", "task_key", "host",
+                               "trace_dir")} for r in mine]
+        assert strip == own
+    procs = subprocess.run([str(IOWRAP), "export", "--format", "csv",
+                            "--table", "procs", str(traces)],
+                           capture_output=True, text=True, check=True)
+    rows = csv_rows_text(procs.stdout)
+    assert len(rows) == sum(len(csv_rows(traces / n / "procs.csv"))
+                            for n in ("t1", "t2", "t3"))
+    bad = subprocess.run([str(IOWRAP), "export", "--format", "chrome",
+                          str(traces)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "only format" in bad.stderr
+
+
+def csv_rows_text(text):
+    return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def test_columns_by_name_reordered_and_extra(tmp_path):
+    """Another format version: columns reordered and one added."""
+    traces = one_trace(tmp_path)
+    _, _, before = report(traces, out=tmp_path / "out1")
+    io_csv = traces / "t" / "io.csv"
+    rows = csv_rows(io_csv)
+    cols = ["extra"] + list(reversed(list(rows[0].keys())))
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow(dict(r, extra="x,y"))
+    io_csv.write_bytes(buf.getvalue().encode("utf-8", "surrogateescape"))
+    _, stderr, after = report(traces, out=tmp_path / "out2")
+    assert stderr == ""
+    assert after["tasks"][0]["files"] == before["tasks"][0]["files"]
+    assert after["workflow"] == before["workflow"]
+
+
+def test_random_damage_never_crashes(tmp_path):
+    """Cut and flip bytes of every trace file: a report or a clean
+    refusal, never a crash."""
+    import random
+    traces = one_trace(tmp_path)
+    pristine = {p.name: p.read_bytes() for p in (traces / "t").iterdir()}
+    rnd = random.Random(5)
+    for i in range(40):
+        for name, data in pristine.items():
+            b = bytearray(data)
+            for _ in range(rnd.randrange(0, 6)):
+                b[rnd.randrange(len(b))] = rnd.randrange(256)
+            if rnd.random() < 0.5:
+                b = b[:rnd.randrange(len(b) + 1)]
+            (traces / "t" / name).write_bytes(bytes(b))
+        out = tmp_path / f"out{i}"
+        p = subprocess.run([str(IOWRAP), "report", "-o", str(out),
+                            str(traces)], capture_output=True, timeout=60)
+        assert p.returncode in (0, 3), (i, p.returncode, p.stderr)
+        if p.returncode == 0:
+            json.loads((out / "report.json").read_text())

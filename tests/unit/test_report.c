@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+#include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analyze.h"
+#include "parse.h"
+#include "unit.h"
+
+static void report_parse_numbers(void)
+{
+	int64_t us = 0, i = 0;
+	uint32_t h = 0;
+
+	CHECK(parse_time_us("1714067937.744123", &us));
+	CHECK_INT(us, 1714067937744123);
+	CHECK(parse_time_us("5", &us));
+	CHECK_INT(us, 5000000);
+	CHECK(parse_time_us("0.5", &us));
+	CHECK_INT(us, 500000);
+	CHECK(parse_time_us("1.123456789", &us)); /* cut to microseconds */
+	CHECK_INT(us, 1123456);
+	CHECK(!parse_time_us("", &us));
+	CHECK(!parse_time_us("1.", &us));
+	CHECK(!parse_time_us("-1.0", &us));
+	CHECK(!parse_time_us("1.0x", &us));
+	CHECK(!parse_time_us("99999999999999999999.0", &us));
+	CHECK(parse_i64("-22", &i));
+	CHECK_INT(i, -22);
+	CHECK(!parse_i64("--2", &i));
+	CHECK(!parse_i64("9223372036854775808", &i));
+	CHECK(parse_hex32("0x00080241", &h));
+	CHECK_UINT(h, 0x80241);
+	CHECK(!parse_hex32("0x", &h));
+	CHECK(!parse_hex32("0x123456789", &h));
+	CHECK(!parse_hex32("80241", &h));
+}
+
+static void report_hmap(void)
+{
+	struct hmap m;
+	char key[32];
+
+	hmap_init(&m);
+	CHECK_UINT(hmap_get(&m, "a", 1), HMAP_NONE);
+	for (size_t i = 0; i < 1000; i++) {
+		snprintf(key, sizeof(key), "/p/%zu", i);
+		hmap_put(&m, key, strlen(key), i);
+	}
+	hmap_put(&m, "/p/7", 4, 70000);
+	CHECK_UINT(m.count, 1000);
+	CHECK_UINT(hmap_get(&m, "/p/7", 4), 70000);
+	CHECK_UINT(hmap_get(&m, "/p/999", 6), 999);
+	CHECK_UINT(hmap_get(&m, "/p/1000", 7), HMAP_NONE);
+	hmap_release(&m);
+}
+
+static void add_v(struct analysis *an, int64_t t)
+{
+	an->vertex[an->nvertices] = (struct vertex){ .kind = V_WRITTEN,
+						     .time_us = t,
+						     .file = NO_INDEX,
+						     .task = NO_INDEX };
+	an->nvertices++;
+}
+
+static void add_e(struct analysis *an, size_t from, size_t to, int64_t cost)
+{
+	an->edge[an->nedges++] = (struct edge){
+		.from = from, .to = to, .task = NO_INDEX, .cost_us = cost
+	};
+}
+
+/* The paper's Fig. 6: D took 6 s from A, E 2 s; both merge into F.  The
+ * critical path is A B C D F although both ways are 8 s long: D is the
+ * input that arrived last. */
+static void report_wcp_merge_rule(void)
+{
+	struct vertex v[6];
+	struct edge e[6];
+	struct analysis an = { .vertex = v, .edge = e };
+
+	add_v(&an, 0); /* A */
+	add_v(&an, 2); /* B */
+	add_v(&an, 4); /* C */
+	add_v(&an, 6); /* D */
+	add_v(&an, 2); /* E */
+	add_v(&an, 8); /* F */
+	add_e(&an, 0, 1, 2);
+	add_e(&an, 1, 2, 2);
+	add_e(&an, 2, 3, 2);
+	add_e(&an, 0, 4, 2);
+	add_e(&an, 4, 5, 6);
+	add_e(&an, 3, 5, 2);
+	wcp_longest_path(&an);
+	if (!CHECK_UINT(an.npath, 4))
+		return;
+	CHECK_UINT(an.path[0], 0);
+	CHECK_UINT(an.path[1], 1);
+	CHECK_UINT(an.path[2], 2);
+	CHECK_UINT(an.path[3], 5);
+	CHECK_INT(v[5].dist_us, 8);
+	free(an.path);
+}
+
+/* Longest, not shortest: the 3-edge way of 9 beats the direct edge of 5,
+ * whatever order the edges were added in. */
+static void report_wcp_longest(void)
+{
+	struct vertex v[4];
+	struct edge e[4];
+	struct analysis an = { .vertex = v, .edge = e };
+
+	for (int i = 0; i < 4; i++)
+		add_v(&an, i);
+	add_e(&an, 2, 3, 3);
+	add_e(&an, 0, 3, 5);
+	add_e(&an, 1, 2, 3);
+	add_e(&an, 0, 1, 3);
+	wcp_longest_path(&an);
+	if (!CHECK_UINT(an.npath, 3))
+		return;
+	CHECK_UINT(an.path[0], 3);
+	CHECK_UINT(an.path[1], 2);
+	CHECK_UINT(an.path[2], 0);
+	CHECK_INT(v[3].dist_us, 9);
+	free(an.path);
+}
+
+const struct unit_test report_tests[] = {
+	UNIT_TEST(report_parse_numbers),
+	UNIT_TEST(report_hmap),
+	UNIT_TEST(report_wcp_merge_rule),
+	UNIT_TEST(report_wcp_longest),
+	UNIT_END,
+};
