@@ -43,6 +43,23 @@ static void add_trace(struct taskscan *ts, struct task_trace *t)
 	ts->traces[ts->n++] = *t;
 }
 
+/* A directory with procs.csv and no summary.json: the tracer was killed
+ * (or the task is still running): procs.csv is written as the task runs,
+ * summary.json at its end.  Listed, marked. */
+static int unfinished_trace(int fd, const char *path, struct task_trace *t)
+{
+	struct stat st;
+
+	if (fstatat(fd, "procs.csv", &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISREG(st.st_mode))
+		return -ENOENT;
+	memset(t, 0, sizeof(*t));
+	t->path = xstrdup(path);
+	t->error = xstrdup("no summary.json (iowrap killed, or the task "
+			   "still running)");
+	return 1;
+}
+
 /* Whether the directory at fd is a trace directory (then it is added). */
 static bool try_trace(struct taskscan *ts, int fd, const char *path)
 {
@@ -53,17 +70,19 @@ static bool try_trace(struct taskscan *ts, int fd, const char *path)
 
 	sb_init(&why, 0);
 	rc = task_trace_load(fd, path, &t, &why);
-	if (rc > 0 && fstat(fd, &st) == 0) {
+	if (rc < 0 && rc != -ENOENT)
+		warn_entry(ts, path, "/summary.json", sb_str(&why));
+	else if (rc > 0 && t.error)
+		warn_entry(ts, path, "/summary.json", t.error);
+	sb_release(&why);
+	if (rc == -ENOENT)
+		rc = unfinished_trace(fd, path, &t);
+	if (rc <= 0)
+		return false;
+	if (fstat(fd, &st) == 0) {
 		t.dev = st.st_dev;
 		t.ino = st.st_ino;
 	}
-	if (rc < 0 && rc != -ENOENT)
-		warn_entry(ts, path, "/summary.json", sb_str(&why));
-	sb_release(&why);
-	if (rc <= 0)
-		return false;
-	if (t.error)
-		warn_entry(ts, path, "/summary.json", t.error);
 	add_trace(ts, &t);
 	return true;
 }
@@ -172,7 +191,15 @@ static int compare_ids(const void *pa, const void *pb)
 	return strcmp(a->path, b->path);
 }
 
-/* A trace found twice (DIR and DIR/HOST both given) is listed once. */
+static int compare_paths(const void *pa, const void *pb)
+{
+	const struct task_trace *a = pa, *b = pb;
+
+	return strcmp(a->path, b->path);
+}
+
+/* A trace found twice (DIR and DIR/HOST both given) is listed once; then
+ * they are in path order. */
 static void drop_duplicates(struct taskscan *ts)
 {
 	size_t kept = 0;
@@ -186,6 +213,7 @@ static void drop_duplicates(struct taskscan *ts)
 			ts->traces[kept++] = ts->traces[i];
 	}
 	ts->n = kept;
+	qsort(ts->traces, ts->n, sizeof(*ts->traces), compare_paths);
 }
 
 int taskscan_add(struct taskscan *ts, const char *dir, struct strbuf *why)

@@ -433,6 +433,10 @@ def test_hostile_and_broken_summaries(tmp_path):
     shutil.copytree(top / "good", cut)
     text = (cut / "summary.json").read_text()
     (cut / "summary.json").write_text(text[:len(text) // 2])
+    # A tracer killed before it wrote summary.json: procs.csv only.
+    killed = top / "killed"
+    killed.mkdir()
+    shutil.copy(top / "good" / "procs.csv", killed / "procs.csv")
     # Another tool's summary.json, a symlink to a trace, a deep trace.
     (top / "other").mkdir()
     (top / "other" / "summary.json").write_text('{"schema": "x"}')
@@ -448,13 +452,13 @@ def test_hostile_and_broken_summaries(tmp_path):
     assert "\x1b" not in proc.stdout and "\u202e" not in proc.stdout
     assert "\x07" not in proc.stdout
     lines = proc.stdout.splitlines()
-    assert len(lines) == 1 + 4 + 1, lines
+    assert len(lines) == 1 + 5 + 1, lines
     assert lines.pop().startswith("* rchar/wchar")
     assert any(line.startswith(
         "x\\x1b[2J\\x0aFAKE  ROW  \\u{202e}\\x07\\\\  ") for line in lines)
     traces = sorted(line.rsplit("  ", 1)[-1] for line in lines[1:])
     assert traces == sorted([str(top / "evil"), str(top / "good"),
-                             str(cut), str(deep.parent / "ok")])
+                             str(cut), str(killed), str(deep.parent / "ok")])
     assert any("(bad summary.json)" in line and str(cut) in line
                for line in lines)
 
@@ -465,6 +469,11 @@ def test_hostile_and_broken_summaries(tmp_path):
         "(cut mid-write?)"
     assert by[str(cut)]["task"] is None
     assert by[str(top / "good")]["identity"] == good["task"]
+    assert by[str(killed)]["error"] == (
+        "no summary.json (iowrap killed, or the task still running)")
+    assert by[str(killed)]["start"] is None
+    # No start time: last, in path order.
+    assert [r["trace"] for r in rows[-2:]] == [str(cut), str(killed)]
 
 
 def test_unreadable_directory_warns_once(tmp_path):
