@@ -29,7 +29,8 @@ CMD_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(CMD_SRC))
 UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HELPERS    := $(patsubst tests/helpers/%.c,build/helpers/%,$(HELPER_SRC)) \
-              build/helpers/fileops32 build/helpers/nosuchsyscall32
+              build/helpers/fileops32 build/helpers/nosuchsyscall32 \
+              build/helpers/copyfile-static
 DEPS_STAMP := $(DEPS)/.built
 
 .PHONY: all deps packages check test unit lint demo bench clean distclean
@@ -83,6 +84,11 @@ build/helpers/%: tests/helpers/%.c
 build/helpers/%32: tests/helpers/%.c
 	@mkdir -p build/helpers
 	$(HOSTCC) -m32 -static -O1 -Wall -Wextra -Werror -o $@ $<
+
+# A static program reads no shared libraries: its file bytes are exact.
+build/helpers/%-static: tests/helpers/%.c
+	@mkdir -p build/helpers
+	$(HOSTCC) -static -O1 -Wall -Wextra -Werror -o $@ $<
 
 unit: build/unit-tests
 	./build/unit-tests

@@ -4,6 +4,7 @@
 #define IOWRAP_BUILTIN_H
 
 int cmd_run(int argc, char **argv);
+int cmd_tasks(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 

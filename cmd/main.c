@@ -10,6 +10,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "run", cmd_run },
+	{ "tasks", cmd_tasks },
 	{ "report", cmd_report },
 	{ "export", cmd_export },
 };

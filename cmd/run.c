@@ -78,7 +78,9 @@ static const char usage_text[] =
 	"  -V, --version        the version\n"
 	"\n"
 	"Exit status: the task's own (128+N if it died of signal N); 125 iowrap\n"
-	"failed before the task ran, 126 COMMAND not executable, 127 not found.\n";
+	"failed before the task ran, 126 COMMAND not executable, 127 not found.\n"
+	"\n"
+	"iowrap tasks DIR... lists the traced tasks under DIR (--help).\n";
 
 static int usage_error(const char *fmt, const char *arg);
 

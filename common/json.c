@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_seq_len(const unsigned char *s, size_t avail)
+size_t utf8_seq_len(const unsigned char *s, size_t avail)
 {
 	size_t n;
 	uint32_t cp;

@@ -19,6 +19,10 @@ struct json {
 	bool need_comma[32];
 };
 
+/* Length of the valid UTF-8 sequence at s (avail > 0), or 0 if it is not
+ * one. */
+size_t utf8_seq_len(const unsigned char *s, size_t avail);
+
 void json_init(struct json *j, struct strbuf *sb);
 void json_add_string(struct strbuf *sb, const char *s, size_t len);
 

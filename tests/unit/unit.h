@@ -39,6 +39,9 @@ extern const struct unit_test cmdpath_tests[];
 extern const struct unit_test pidmap_tests[];
 extern const struct unit_test filter_tests[];
 extern const struct unit_test taskid_tests[];
+extern const struct unit_test nflog_tests[];
+extern const struct unit_test smklog_tests[];
+extern const struct unit_test display_tests[];
 extern const struct unit_test report_tests[];
 extern const struct unit_test html_tests[];
 

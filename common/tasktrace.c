@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+#include "tasktrace.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "taskparse.h"
+#include "textfile.h"
+#include "util.h"
+
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+	return cJSON_IsObject(obj) ?
+		       cJSON_GetObjectItemCaseSensitive(obj, key) :
+		       NULL;
+}
+
+/* A copy of obj[key] if it is a string, else NULL. */
+static char *string_of(const cJSON *obj, const char *key)
+{
+	const cJSON *v = member(obj, key);
+
+	return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) :
+						     NULL;
+}
+
+static bool number_of(const cJSON *obj, const char *key, double *out)
+{
+	const cJSON *v = member(obj, key);
+
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+		return false;
+	*out = v->valuedouble;
+	return true;
+}
+
+/* A byte count: a finite number in [0, 2^63). */
+static bool count_of(const cJSON *obj, const char *key, uint64_t *out)
+{
+	double d;
+
+	if (!number_of(obj, key, &d) || d < 0 || d >= 9.2e18)
+		return false;
+	*out = (uint64_t)d;
+	return true;
+}
+
+/* The basename of command[0]: the name of a task with no task object. */
+static char *command_name(const cJSON *summary)
+{
+	const cJSON *argv0 = cJSON_GetArrayItem(member(summary, "command"), 0);
+	const char *s, *slash;
+
+	if (!cJSON_IsString(argv0) || !argv0->valuestring)
+		return NULL;
+	s = argv0->valuestring;
+	slash = strrchr(s, '/');
+	return xstrdup(slash && slash[1] ? slash + 1 : s);
+}
+
+static void load_exit(const cJSON *summary, struct task_trace *t)
+{
+	const cJSON *exit_obj = member(summary, "exit");
+	double code;
+
+	if (number_of(exit_obj, "code", &code) && code >= -1e9 && code <= 1e9) {
+		t->has_exit_code = true;
+		t->exit_code = (int64_t)code;
+	}
+	t->signal_name = string_of(exit_obj, "signal_name");
+}
+
+/* File bytes from "mounts" (--level full: --level files counts no reads
+ * or writes), else rchar/wchar. */
+static void load_io(const cJSON *summary, struct task_trace *t)
+{
+	const cJSON *mounts = member(summary, "mounts"), *m;
+	const cJSON *totals = member(summary, "totals");
+	uint64_t r, w;
+
+	if (cJSON_IsArray(mounts) && t->level &&
+	    strcmp(t->level, "full") == 0) {
+		t->has_io = t->io_from_files = true;
+		cJSON_ArrayForEach(m, mounts)
+		{
+			if (count_of(m, "bytes_read", &r))
+				t->read_bytes += r;
+			if (count_of(m, "bytes_written", &w))
+				t->written_bytes += w;
+		}
+		return;
+	}
+	if (count_of(totals, "rchar_bytes", &r) &&
+	    count_of(totals, "wchar_bytes", &w)) {
+		t->has_io = true;
+		t->read_bytes = r;
+		t->written_bytes = w;
+	}
+}
+
+static void load_identity(cJSON *summary, struct task_trace *t)
+{
+	const cJSON *nf, *smk;
+
+	t->task = cJSON_DetachItemFromObjectCaseSensitive(summary, "task");
+	if (!cJSON_IsObject(t->task)) {
+		cJSON_Delete(t->task);
+		t->task = NULL;
+	}
+	t->name = string_of(t->task, "name");
+	if (!t->name)
+		t->name = command_name(summary);
+	t->key = string_of(t->task, "key");
+	t->engine = string_of(t->task, "engine");
+	nf = member(t->task, "nextflow");
+	t->nf_hash = string_of(nf, "hash");
+	if (!t->nf_hash)
+		t->nf_hash = task_trace_hash_from_path(t->path);
+	smk = member(t->task, "snakemake");
+	t->smk_rule = string_of(smk, "rule");
+	t->smk_jobid = string_of(smk, "jobid");
+}
+
+static void load_fields(cJSON *summary, struct task_trace *t)
+{
+	t->has_start = number_of(summary, "start_time_s", &t->start_s);
+	t->has_wall = number_of(summary, "wall_time_s", &t->wall_s);
+	t->host = string_of(member(summary, "host"), "hostname");
+	t->level = string_of(member(summary, "tracing"), "level");
+	load_exit(summary, t);
+	load_io(summary, t);
+	load_identity(summary, t);
+}
+
+/* Whether text looks like an iowrap summary although it does not parse:
+ * its "schema" key is near the start (a file cut mid-write). */
+static bool looks_like_ours(const char *text, size_t len)
+{
+	size_t n = len < 200 ? len : 200;
+
+	return memmem(text, n, "\"iowrap-summary/", 16) != NULL;
+}
+
+int task_trace_load(int dirfd, const char *path, struct task_trace *t,
+		    struct strbuf *why)
+{
+	struct strbuf text;
+	cJSON *summary;
+	const cJSON *schema;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	sb_init(&text, TASKTRACE_SUMMARY_MAX + 1);
+	rc = textfile_read_at(dirfd, "summary.json", O_NOFOLLOW,
+			      TASKTRACE_SUMMARY_MAX, &text, why);
+	if (rc < 0) {
+		sb_release(&text);
+		return rc;
+	}
+	t->path = xstrdup(path);
+	summary = cJSON_ParseWithLength(text.buf, text.len);
+	schema = member(summary, "schema");
+	if (!summary) {
+		rc = looks_like_ours(text.buf, text.len);
+		if (rc)
+			t->error = xstrdup("summary.json is not valid JSON "
+					   "(cut mid-write?)");
+	} else if (!cJSON_IsString(schema) || !schema->valuestring ||
+		   strncmp(schema->valuestring, "iowrap-summary/", 15) != 0) {
+		rc = 0;
+	} else {
+		rc = 1;
+		load_fields(summary, t);
+	}
+	cJSON_Delete(summary);
+	sb_release(&text);
+	if (rc == 0)
+		task_trace_release(t);
+	return rc;
+}
+
+void task_trace_release(struct task_trace *t)
+{
+	char **strings[] = { &t->path,	   &t->error,	    &t->name,
+			     &t->key,	   &t->engine,	    &t->host,
+			     &t->level,	   &t->signal_name, &t->nf_hash,
+			     &t->smk_rule, &t->smk_jobid };
+
+	for (size_t i = 0; i < ARRAY_SIZE(strings); i++)
+		free(*strings[i]);
+	cJSON_Delete(t->task);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ".iowrap", or ".iowrap-N" for a task run again in its work directory. */
+static bool is_iowrap_dir_name(const char *name)
+{
+	if (strncmp(name, ".iowrap", 7) != 0)
+		return false;
+	name += 7;
+	if (*name == '\0')
+		return true;
+	if (*name++ != '-' || !*name)
+		return false;
+	for (; *name; name++)
+		if (*name < '0' || *name > '9')
+			return false;
+	return true;
+}
+
+char *task_trace_hash_from_path(const char *path)
+{
+	struct strbuf dir, hash;
+	const char *slash = strrchr(path, '/');
+	char *out = NULL;
+
+	if (!slash || !is_iowrap_dir_name(slash + 1))
+		return NULL;
+	sb_init(&dir, 0);
+	sb_init(&hash, 256);
+	sb_add(&dir, path, (size_t)(slash - path));
+	if (nextflow_hash_of(sb_str(&dir), &hash))
+		out = sb_detach(&hash);
+	sb_release(&dir);
+	sb_release(&hash);
+	return out;
+}
