@@ -189,18 +189,24 @@ void emit_wcp(struct out *o, struct workflow *wf, const struct analysis *an)
 	json_close_object(j);
 }
 
+/* [task, start_s, end_s, offset, size, "R"] on one line: report.json
+ * holds up to ACCESS_MAX_TOTAL of them. */
 static void emit_point(struct json *j, const struct access_point *p)
 {
-	char type[2] = { p->type, '\0' };
+	struct strbuf *sb = j->sb;
 
-	json_open_array(j, NULL);
-	json_u64(j, NULL, p->task);
-	json_secs(j, NULL, p->start_us);
-	json_secs(j, NULL, p->end_us);
-	json_i64(j, NULL, p->offset);
-	json_u64(j, NULL, p->size);
-	json_str(j, NULL, type);
-	json_close_array(j);
+	json_begin_raw(j, NULL);
+	sb_addc(sb, '[');
+	sb_add_u64(sb, p->task);
+	sb_addc(sb, ',');
+	sb_add_time_us(sb, p->start_us);
+	sb_addc(sb, ',');
+	sb_add_time_us(sb, p->end_us);
+	sb_addc(sb, ',');
+	sb_add_i64(sb, p->offset);
+	sb_addc(sb, ',');
+	sb_add_u64(sb, p->size);
+	sb_adds(sb, p->type == 'W' ? ",\"W\"]" : ",\"R\"]");
 }
 
 static void emit_access_file(struct out *o, const struct access_sample *s,
