@@ -74,6 +74,11 @@ build/write-report-html: tests/tools/write_report_html.c build/libiowrap.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< build/libiowrap.a \
 		$(LDLIBS)
 
+# Synthetic traces for bench/report_scale.py.
+build/gen-traces: tests/tools/gen_traces.c
+	@mkdir -p build
+	$(HOSTCC) -O2 -Wall -Wextra -Werror -o $@ $<
+
 # Test programs: built with the host's glibc gcc, as users' programs are.
 build/helpers/%: tests/helpers/%.c
 	@mkdir -p build/helpers
@@ -111,13 +116,14 @@ lint:
 demo: bin/iowrap
 	@bash tests/demo/run-demo.sh
 
-bench: bin/iowrap $(HELPERS)
+bench: bin/iowrap $(HELPERS) build/gen-traces
 	@/usr/bin/python3 bench/accuracy.py
 	@/usr/bin/python3 bench/overhead.py
+	@/usr/bin/python3 bench/report_scale.py
 
 clean:
 	rm -rf bin build/obj build/libiowrap.a build/unit-tests build/helpers \
-		build/write-report-html
+		build/write-report-html build/gen-traces
 
 distclean: clean
 	rm -rf build

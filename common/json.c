@@ -184,6 +184,11 @@ void json_time(struct json *j, const char *key, int64_t usec)
 	sb_add_time_us(j->sb, usec);
 }
 
+void json_begin_raw(struct json *j, const char *key)
+{
+	begin_value(j, key);
+}
+
 void json_bool(struct json *j, const char *key, bool val)
 {
 	begin_value(j, key);

@@ -37,5 +37,8 @@ void json_double(struct json *j, const char *key, double val, int decimals);
 void json_time(struct json *j, const char *key, int64_t usec);
 void json_bool(struct json *j, const char *key, bool val);
 void json_null(struct json *j, const char *key);
+/* Starts a value that the caller appends to j->sb as JSON text itself
+ * (e.g. a small array on one line). */
+void json_begin_raw(struct json *j, const char *key);
 
 #endif

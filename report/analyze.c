@@ -55,6 +55,8 @@ static void add_ref(struct gfile *g, size_t task, size_t file,
 	g->ref[g->nrefs++] = (struct file_ref){ task, file };
 	g->bytes_read += f->rd.bytes;
 	g->bytes_written += f->wr.bytes;
+	g->reads += f->rd.placed;
+	g->writes += f->wr.placed;
 	g->readers += f->rd.ops > 0;
 	g->writers += f->wr.ops > 0 || f->created_us >= 0;
 	if (f->executed)
@@ -110,6 +112,7 @@ void analyze(struct workflow *wf, struct analysis *an)
 	workflow_span(wf, an);
 	collect_files(wf, an);
 	wcp_build(wf, an);
+	accesses_sample(wf, an);
 }
 
 void analysis_release(struct analysis *an)
@@ -122,6 +125,7 @@ void analysis_release(struct analysis *an)
 	free(an->vertex);
 	free(an->edge);
 	free(an->path);
+	accesses_release(&an->acc);
 	memset(an, 0, sizeof(*an));
 }
 

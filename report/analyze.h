@@ -8,6 +8,7 @@
 #ifndef IOWRAP_REPORT_ANALYZE_H
 #define IOWRAP_REPORT_ANALYZE_H
 
+#include "accesses.h"
 #include "model.h"
 
 #define NO_INDEX ((size_t)-1)
@@ -24,6 +25,7 @@ struct gfile {
 	struct file_ref *ref;
 	size_t nrefs, refs_alloc;
 	uint64_t bytes_read, bytes_written, readers, writers;
+	uint64_t reads, writes; /* R/W with a known offset (Fig. 5) */
 	uint64_t max_distinct; /* largest max_byte_read + 1 of one task */
 	int64_t first_us, last_us; /* R/W accesses; -1: none */
 	size_t input_vertex; /* WCP vertex before any traced write */
@@ -74,6 +76,7 @@ struct analysis {
 	size_t *path; /* WCP edge ids, start to end */
 	size_t npath;
 	int64_t t0_us, t1_us; /* first task start, last task end */
+	struct access_sample acc; /* Fig. 5 (accesses.c) */
 };
 
 void analyze(struct workflow *wf, struct analysis *an);

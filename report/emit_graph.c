@@ -188,3 +188,68 @@ void emit_wcp(struct out *o, struct workflow *wf, const struct analysis *an)
 	json_secs(j, "length_s", length);
 	json_close_object(j);
 }
+
+/* [task, start_s, end_s, offset, size, "R"] on one line: report.json
+ * holds up to ACCESS_MAX_TOTAL of them. */
+static void emit_point(struct json *j, const struct access_point *p)
+{
+	struct strbuf *sb = j->sb;
+
+	json_begin_raw(j, NULL);
+	sb_addc(sb, '[');
+	sb_add_u64(sb, p->task);
+	sb_addc(sb, ',');
+	sb_add_time_us(sb, p->start_us);
+	sb_addc(sb, ',');
+	sb_add_time_us(sb, p->end_us);
+	sb_addc(sb, ',');
+	sb_add_i64(sb, p->offset);
+	sb_addc(sb, ',');
+	sb_add_u64(sb, p->size);
+	sb_adds(sb, p->type == 'W' ? ",\"W\"]" : ",\"R\"]");
+}
+
+static void emit_access_file(struct out *o, const struct access_sample *s,
+			     const struct access_file *f)
+{
+	struct json *j = &o->j;
+
+	json_open_object(j, NULL);
+	json_u64(j, "file", f->file);
+	json_u64(j, "total", f->total);
+	json_u64(j, "reads", f->reads);
+	json_u64(j, "writes", f->writes);
+	json_bool(j, "sampled", f->kept < f->total);
+	json_open_array(j, "points");
+	for (uint64_t k = 0; k < f->kept; k++) {
+		emit_point(j, &s->point[f->first + k]);
+		if (k % 1024 == 1023)
+			out_flush(o);
+	}
+	json_close_array(j);
+	json_close_object(j);
+	out_flush(o);
+}
+
+/* Fig. 5: the sampled accesses per file, and how they were sampled. */
+void emit_accesses(struct out *o, const struct analysis *an)
+{
+	const struct access_sample *s = &an->acc;
+	uint64_t kept = 0;
+
+	for (size_t k = 0; k < s->nfiles; k++)
+		kept += s->file[k].kept;
+	json_open_object(&o->j, "access_sampling");
+	json_u64(&o->j, "max_per_file", ACCESS_MAX_PER_FILE);
+	json_u64(&o->j, "max_total", ACCESS_MAX_TOTAL);
+	json_u64(&o->j, "files", s->nfiles);
+	json_u64(&o->j, "accesses", s->total);
+	json_u64(&o->j, "points", kept);
+	json_u64(&o->j, "sampled_files", s->sampled_files);
+	json_bool(&o->j, "sampled", kept < s->total);
+	json_close_object(&o->j);
+	json_open_array(&o->j, "accesses");
+	for (size_t k = 0; k < s->nfiles; k++)
+		emit_access_file(o, s, &s->file[k]);
+	json_close_array(&o->j);
+}

@@ -356,6 +356,7 @@ int emit_json(int fd, struct workflow *wf, const struct analysis *an)
 	emit_data_flow(&o.j, an);
 	out_flush(&o);
 	emit_wcp(&o, wf, an);
+	emit_accesses(&o, an);
 	emit_warnings(&o.j, wf);
 	json_close_object(&o.j);
 	out_flush(&o);

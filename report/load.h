@@ -29,6 +29,21 @@ size_t task_file_by_inode(struct task *t, uint64_t inode, const char *path,
 size_t task_file_by_path(struct task *t, const char *path, size_t path_len);
 /* Gives file i a new name (a rename). */
 void task_file_rename(struct task *t, size_t i, const char *path, size_t len);
+/* One io.csv row, valid while the row is being handled. */
+struct io_row {
+	int64_t start, end, result, offset;
+	uint64_t inode;
+	uint32_t flags;
+	char type;
+	const char *path, *path2;
+	size_t path_len, path2_len;
+};
+
+typedef void (*io_row_fn)(void *ctx, const struct io_row *r);
+/* Calls fn for every well-formed row of the task's io.csv, in file order;
+ * bad rows are counted in prob and warned about through wf. */
+void scan_io(struct workflow *wf, struct task *t, int dirfd,
+	     struct csv_problems *prob, io_row_fn fn, void *ctx);
 /* Streams io.csv into the task's per-file records. */
 void load_io(struct workflow *wf, struct task *t, int dirfd);
 

@@ -29,15 +29,6 @@ static const char *const io_cols[I_NCOLS] = {
 	"offset",     "flags",	  "path",  "path2",
 };
 
-struct io_row {
-	int64_t start, end, result, offset;
-	uint64_t inode;
-	uint32_t flags;
-	char type;
-	const char *path, *path2;
-	size_t path_len, path2_len;
-};
-
 static bool parse_row(struct csv_file *cf, struct io_row *r)
 {
 	const char *type = cell(cf, I_TYPE);
@@ -87,6 +78,7 @@ static void add_rw(struct rw_acc *a, const struct io_row *r)
 	a->last_us = r->end;
 	if (r->offset < 0)
 		return;
+	a->placed++;
 	if (a->last_end >= 0 && r->offset == a->last_end)
 		a->consec++;
 	if (a->last_end >= 0 && r->offset >= a->last_end)
@@ -168,8 +160,9 @@ static void name_op(struct task *t, const struct io_row *r)
 		task_file_rename(t, i, r->path2, r->path2_len);
 }
 
-static void add_io_row(struct task *t, const struct io_row *r)
+static void add_io_row(void *ctx, const struct io_row *r)
 {
+	struct task *t = ctx;
 	size_t i;
 
 	t->events++;
@@ -186,11 +179,12 @@ static void add_io_row(struct task *t, const struct io_row *r)
 		meta_op(t, &t->file[i], r);
 }
 
-void load_io(struct workflow *wf, struct task *t, int dirfd)
+void scan_io(struct workflow *wf, struct task *t, int dirfd,
+	     struct csv_problems *prob, io_row_fn fn, void *ctx)
 {
 	struct io_row row;
 	struct csv_file cf = {
-		.wf = wf, .t = t, .name = "io.csv", .prob = &t->io
+		.wf = wf, .t = t, .name = "io.csv", .prob = prob
 	};
 
 	if (csv_open(&cf, dirfd, io_cols, I_NCOLS, 7) == 0) {
@@ -198,8 +192,13 @@ void load_io(struct workflow *wf, struct task *t, int dirfd)
 			if (!parse_row(&cf, &row))
 				continue;
 			cf.prob->rows++;
-			add_io_row(t, &row);
+			fn(ctx, &row);
 		}
 	}
 	csv_close(&cf);
+}
+
+void load_io(struct workflow *wf, struct task *t, int dirfd)
+{
+	scan_io(wf, t, dirfd, &t->io, add_io_row, t);
 }

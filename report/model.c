@@ -15,6 +15,8 @@ void workflow_warn(struct workflow *wf, const char *fmt, ...)
 	struct strbuf sb;
 	va_list ap;
 
+	if (wf->quiet)
+		return;
 	sb_init(&sb, 4096);
 	va_start(ap, fmt);
 	{

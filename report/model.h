@@ -24,6 +24,7 @@ struct rw_acc {
 	int64_t max_byte; /* highest offset touched; -1: none */
 	uint64_t consec; /* started where the previous one ended */
 	uint64_t seq; /* started at or after it (consec included) */
+	uint64_t placed; /* with a known offset: Fig. 5's bars */
 };
 
 struct tfile {
@@ -100,6 +101,7 @@ struct workflow {
 	uint64_t warnings;
 	char **warning; /* the first WORKFLOW_WARNINGS_KEPT messages */
 	size_t nwarning_kept;
+	bool quiet; /* a second pass: the first one warned already */
 };
 
 #define WORKFLOW_WARNINGS_KEPT 200

@@ -63,16 +63,21 @@ def task_by_dir(rep, name):
 
 # ---- numbers against the traces ----
 
-def make_numbers_workflow(tmp_path):
+def data_workflow(tmp_path, steps):
+    """Runs steps(data_dir) (see run_tasks) into tmp_path/traces."""
     d = tmp_path / "data"
     d.mkdir()
     traces = tmp_path / "traces"
-    run_tasks(traces, [
+    run_tasks(traces, steps(d))
+    return d, traces
+
+
+def make_numbers_workflow(tmp_path):
+    return data_workflow(tmp_path, lambda d: [
         {"t1": f"head -c 10000 /dev/zero > {d}/a"},
         {"t2": f"cat {d}/a {d}/a > {d}/b"},
         {"t3": f"head -c 5000 {d}/b > {d}/c; cat {d}/a > /dev/null"},
     ])
-    return d, traces
 
 
 def expected_task_files(trace):
@@ -601,3 +606,67 @@ def test_random_damage_never_crashes(tmp_path):
         assert p.returncode in (0, 3), (i, p.returncode, p.stderr)
         if p.returncode == 0:
             json.loads((out / "report.json").read_text())
+
+
+# ---- Fig. 5: per-access points ----
+
+def placed_accesses(rep, traces):
+    """Per path, io.csv's successful reads and writes with a known offset,
+    in the report's task order then row order, as the report writes them:
+    [task, start, end, offset, size, type]."""
+    out = {}
+    for t in rep["tasks"]:
+        paths = {f["inode"]: f["path"] for f in t["files"]}
+        for r in csv_rows(Path(t["dir"]) / "io.csv"):
+            if r["type"] not in ("R", "W") or r["inode"] == "0":
+                continue
+            if int(r["result"]) < 0 or r["offset"] in ("", "-1"):
+                continue
+            out.setdefault(paths[int(r["inode"])], []).append(
+                [t["id"], Decimal(r["time_start"]), Decimal(r["time_end"]),
+                 int(r["offset"]), int(r["result"]), r["type"]])
+    return out
+
+
+def test_fig5_accesses_match_io_csv_and_sample_evenly(tmp_path):
+    """Three real tasks on one file: a writer, `dd bs=64` (5,001 reads,
+    more than the 3,000 points a file keeps) and `cat`.  Every file's points
+    are exactly its io.csv rows; the big one's are access k = floor(j * N /
+    3000), j = 0..2999, in task order then row order."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"a_write": f"head -c 320000 /dev/zero > {d}/big"},
+        {"b_dd": f"dd if={d}/big of=/dev/null bs=64 status=none"},
+        {"c_cat": f"cat {d}/big > /dev/null"},
+    ])
+    _, stderr, _ = report(traces, out=tmp_path / "out")
+    assert stderr == ""
+    rep = json.loads((tmp_path / "out" / "report.json").read_text(),
+                     parse_float=Decimal)
+    want = placed_accesses(rep, traces)
+    files = rep["files"]
+    got = {files[a["file"]]["path"]: a for a in rep["accesses"]}
+    assert set(got) == set(want)
+    big = got[f"{d}/big"]
+    rows = want[f"{d}/big"]
+    n = len(rows)
+    assert n >= 5000 + 1 + 1   # dd's reads and EOF read, cat, the writes
+    assert big["total"] == n
+    assert big["reads"] == sum(r[5] == "R" for r in rows)
+    assert big["writes"] == sum(r[5] == "W" for r in rows) >= 1
+    assert big["sampled"] is True
+    assert big["points"] == [rows[j * n // 3000] for j in range(3000)]
+    # All three tasks are in the sample, the writer first.
+    assert [p[0] for p in big["points"]][0] == task_by_dir(rep, "a_write")["id"]
+    assert {p[0] for p in big["points"]} == {t["id"] for t in rep["tasks"]}
+    for path, a in got.items():
+        if path != f"{d}/big":
+            assert a["sampled"] is False and a["points"] == want[path], path
+            assert a["total"] == len(want[path])
+    # Data files first, then system files, each by id.
+    order = [(files[a["file"]]["system"], a["file"]) for a in rep["accesses"]]
+    assert order == sorted(order)
+    assert rep["access_sampling"] == {
+        "max_per_file": 3000, "max_total": 200000, "files": len(want),
+        "accesses": sum(len(v) for v in want.values()),
+        "points": sum(min(len(v), 3000) for v in want.values()),
+        "sampled_files": 1, "sampled": True}

@@ -359,6 +359,13 @@ def test_iowrap_report_writes_the_page(tmp_path):
     # 4 tasks and the 4 files passed between them, 8 edges.
     assert items["dataflow"] == [16]
     assert "MAP (chunk_1)" in facts["cells"]
+    # Fig. 5 opens on the first file of report.json's accesses (a data
+    # file): one bar per read and per write the C side kept.
+    first = report["accesses"][0]
+    assert not report["files"][first["file"]]["system"]
+    assert items["fig5"] == [sum(p[5] == "R" for p in first["points"]),
+                             sum(p[5] == "W" for p in first["points"])]
+    assert sum(items["fig5"]) == first["total"] > 0
 
 
 @pytest.mark.parametrize("text", ["x='</SCRIPT>'", "a</style>", "<!-- c"])

@@ -127,10 +127,62 @@ static void report_wcp_longest(void)
 	free(an.path);
 }
 
+/* Checks the quotas access_share_caps() gives five files. */
+static void check_shares(const uint64_t *total, uint64_t max_total,
+			 const uint64_t *want)
+{
+	struct access_file f[5] = { 0 };
+
+	for (size_t k = 0; k < 5; k++)
+		f[k].total = total[k];
+	access_share_caps(f, 5, max_total, 3000);
+	for (size_t k = 0; k < 5; k++)
+		CHECK_UINT(f[k].quota, want[k]);
+}
+
+/* Fig. 5's caps: small files keep every access, the others split what is
+ * left of the total evenly, none above the per-file cap. */
+static void report_access_caps(void)
+{
+	static const uint64_t total[5] = { 5000, 10, 400, 100000, 7 };
+	static const uint64_t roomy[5] = { 3000, 10, 400, 3000, 7 };
+	/* 1000 in all: 7 and 10 fit their shares (200, 248); then 983 / 3
+	 * is 327 for the 400, 656 / 2 is 328 for the two big ones. */
+	static const uint64_t tight[5] = { 328, 10, 327, 328, 7 };
+
+	check_shares(total, 200000, roomy);
+	check_shares(total, 1000, tight);
+}
+
+/* Access k of N is kept when k == floor(j * N / Q): evenly, the first
+ * access always, exactly Q of them. */
+static void report_access_even_sample(void)
+{
+	uint64_t kept = 0, last = 0;
+
+	for (uint64_t idx = 0; idx < 10; idx++)
+		if (access_kept(idx, kept, 4, 10)) {
+			last = idx;
+			kept++;
+		}
+	CHECK_UINT(kept, 4);
+	CHECK_UINT(last, 7); /* 0, 2, 5, 7 */
+	CHECK(access_kept(0, 0, 4, 10));
+	CHECK(!access_kept(1, 1, 4, 10));
+	CHECK(access_kept(2, 1, 4, 10));
+	CHECK(access_kept(5, 2, 4, 10));
+	kept = 0;
+	for (uint64_t idx = 0; idx < 7; idx++)
+		kept += access_kept(idx, kept, 7, 7);
+	CHECK_UINT(kept, 7);
+}
+
 const struct unit_test report_tests[] = {
 	UNIT_TEST(report_parse_numbers),
 	UNIT_TEST(report_hmap),
 	UNIT_TEST(report_wcp_merge_rule),
 	UNIT_TEST(report_wcp_longest),
+	UNIT_TEST(report_access_caps),
+	UNIT_TEST(report_access_even_sample),
 	UNIT_END,
 };
