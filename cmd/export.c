@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * iowrap export --format csv [--table io|procs|files] [-o FILE] TRACE_DIR...
+ * iowrap export --format chrome [-o FILE] TRACE_DIR...
  *
- * One CSV of every trace below TRACE_DIR for DuckDB or pandas: the chosen
- * table of all tasks, each row prefixed with task_id, task_name, task_key,
- * host and trace_dir.  Exit status: 0 written, 1 cannot write, 2 usage
- * error, 3 no readable trace found.
+ * csv: one CSV of every trace below TRACE_DIR for DuckDB or pandas: the
+ * chosen table of all tasks, each row prefixed with task_id, task_name,
+ * task_key, host and trace_dir.  chrome: Trace Event Format JSON that
+ * Perfetto opens (report/chrome.c).  Exit status: 0 written, 1 cannot
+ * write, 2 usage error, 3 no readable trace found.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,14 +23,18 @@
 
 static const char export_usage[] =
 	"usage: iowrap export --format csv [--table io|procs|files] [-o FILE] TRACE_DIR...\n"
-	"  Writes the table of every trace at or below TRACE_DIR as one CSV,\n"
+	"       iowrap export --format chrome [-o FILE] TRACE_DIR...\n"
+	"  csv: the table of every trace at or below TRACE_DIR as one CSV,\n"
 	"  each row prefixed with task_id, task_name, task_key, host, trace_dir.\n"
+	"  chrome: Trace Event Format JSON for Perfetto (ui.perfetto.dev) or\n"
+	"  chrome://tracing: a track per task and process, a slice per operation.\n"
 	"  -o, --output FILE  default: stdout\n"
 	"Exit status: 0 written, 1 cannot write, 2 usage error, 3 no trace.\n";
 
 struct export_opts {
 	const char *output;
 	const char *table;
+	bool chrome;
 };
 
 static int export_usage_error(const char *what)
@@ -52,6 +58,7 @@ static int parse_export_args(int argc, char **argv, struct export_opts *o)
 
 	o->output = NULL;
 	o->table = "io";
+	o->chrome = false;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
 		if (c == 'F')
@@ -65,9 +72,10 @@ static int parse_export_args(int argc, char **argv, struct export_opts *o)
 		else
 			return export_usage_error("bad option");
 	}
-	if (!format || strcmp(format, "csv") != 0)
-		return export_usage_error(
-			"--format csv is the only format so far (chrome is to come)");
+	if (!format ||
+	    (strcmp(format, "csv") != 0 && strcmp(format, "chrome") != 0))
+		return export_usage_error("--format must be csv or chrome");
+	o->chrome = strcmp(format, "chrome") == 0;
 	if (strcmp(o->table, "io") && strcmp(o->table, "procs") &&
 	    strcmp(o->table, "files"))
 		return export_usage_error("--table must be io, procs or files");
@@ -107,7 +115,7 @@ static int export_to(struct workflow *wf, const struct export_opts *o)
 	if (!out)
 		return 1;
 	snprintf(table, sizeof(table), "%s.csv", o->table);
-	rows = export_csv(wf, table, out);
+	rows = o->chrome ? export_chrome(wf, out) : export_csv(wf, table, out);
 	if (out != stdout && fclose(out) != 0)
 		rows = -1;
 	if (rows < 0) {

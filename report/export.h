@@ -13,5 +13,7 @@
 /* Writes the merged table NAME ("io.csv", ...) of wf's tasks to out;
  * returns rows written, or -1 on a write error. */
 long long export_csv(struct workflow *wf, const char *name, FILE *out);
+/* Trace Event Format JSON (Perfetto, chrome://tracing); events or -1. */
+long long export_chrome(struct workflow *wf, FILE *out);
 
 #endif

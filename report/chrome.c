@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The traces as Trace Event Format JSON (Chrome's about:tracing format,
+ * which Perfetto's UI and trace_processor import): one process track per
+ * task, one thread track per process of the task, a complete ("X") event
+ * per process lifetime and per io.csv operation.  Streamed: an event is
+ * formatted and written per row, so 10 million events cost no memory.
+ */
+#include "export.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "csvin.h"
+#include "json.h"
+#include "parse.h"
+#include "util.h"
+
+/* Flush the buffer to the stream once it holds this much. */
+#define CHROME_FLUSH_BYTES (256 * 1024)
+
+struct chrome_out {
+	FILE *out;
+	struct strbuf sb;
+	bool first; /* no event written yet: no comma before the next */
+	bool failed;
+	long long events;
+};
+
+static void flush_out(struct chrome_out *co)
+{
+	if (co->sb.len &&
+	    fwrite(co->sb.buf, 1, co->sb.len, co->out) != co->sb.len)
+		co->failed = true;
+	sb_reset(&co->sb);
+}
+
+/* Starts an event object: {"ph":"X","pid":P,"tid":T, */
+static void begin_event(struct chrome_out *co, const char *ph, uint64_t pid,
+			uint64_t tid)
+{
+	sb_adds(&co->sb, co->first ? "\n" : ",\n");
+	co->first = false;
+	sb_adds(&co->sb, "{\"ph\":\"");
+	sb_adds(&co->sb, ph);
+	sb_adds(&co->sb, "\",\"pid\":");
+	sb_add_u64(&co->sb, pid);
+	sb_adds(&co->sb, ",\"tid\":");
+	sb_add_u64(&co->sb, tid);
+}
+
+static void add_key_string(struct strbuf *sb, const char *key, const char *s,
+			   size_t len)
+{
+	sb_addc(sb, ',');
+	json_add_string(sb, key, strlen(key));
+	sb_addc(sb, ':');
+	json_add_string(sb, s, len);
+}
+
+static void add_key_i64(struct strbuf *sb, const char *key, int64_t v)
+{
+	sb_addc(sb, ',');
+	json_add_string(sb, key, strlen(key));
+	sb_addc(sb, ':');
+	if (v < 0) {
+		sb_addc(sb, '-');
+		sb_add_u64(sb, (uint64_t)0 - (uint64_t)v);
+	} else {
+		sb_add_u64(sb, (uint64_t)v);
+	}
+}
+
+static void end_event(struct chrome_out *co)
+{
+	sb_addc(&co->sb, '}');
+	co->events++;
+	if (co->sb.len >= CHROME_FLUSH_BYTES)
+		flush_out(co);
+}
+
+/* A metadata event naming a process (task) or thread (process) track. */
+static void name_track(struct chrome_out *co, const char *what, uint64_t pid,
+		       uint64_t tid, const char *name)
+{
+	begin_event(co, "M", pid, tid);
+	add_key_string(&co->sb, "name", what, strlen(what));
+	sb_adds(&co->sb, ",\"args\":{\"name\":");
+	json_add_string(&co->sb, name, strlen(name));
+	sb_addc(&co->sb, '}');
+	end_event(co);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+enum { P_TIME, P_END, P_PID, P_EXE, P_NCOLS };
+static const char *const procs_cols[P_NCOLS] = { "time", "end_time", "pid",
+						 "exe" };
+
+/* One thread track per process, named after its program, and a slice for
+ * its lifetime (a process still running when tracing ended has none). */
+static void export_procs(struct chrome_out *co, struct workflow *wf,
+			 struct task *t, uint64_t tpid, int dirfd)
+{
+	struct csv_problems prob = { 0 };
+	struct csv_file cf = {
+		.wf = wf, .t = t, .name = "procs.csv", .prob = &prob
+	};
+	int64_t start, end;
+	uint64_t pid;
+
+	if (csv_open(&cf, dirfd, procs_cols, P_NCOLS, 3) < 0)
+		return;
+	while (csv_row(&cf)) {
+		const char *exe = cell(&cf, P_EXE);
+
+		if (!parse_u64(cell(&cf, P_PID), &pid) ||
+		    !parse_time_us(cell(&cf, P_TIME), &start)) {
+			bad_row(&cf, "time/pid");
+			continue;
+		}
+		name_track(co, "thread_name", tpid, pid,
+			   exe[0] ? basename_of(exe) : "?");
+		if (!parse_time_us(cell(&cf, P_END), &end) || end < start)
+			continue;
+		begin_event(co, "X", tpid, pid);
+		add_key_string(&co->sb, "name", "process", 7);
+		add_key_string(&co->sb, "cat", "process", 7);
+		add_key_i64(&co->sb, "ts", start);
+		add_key_i64(&co->sb, "dur", end - start);
+		sb_adds(&co->sb, ",\"args\":{\"exe\":");
+		json_add_string(&co->sb, exe, cell_len(&cf, P_EXE));
+		sb_addc(&co->sb, '}');
+		end_event(co);
+	}
+	csv_close(&cf);
+}
+
+enum {
+	I_START,
+	I_END,
+	I_PID,
+	I_TYPE,
+	I_RESULT,
+	I_HANDLE,
+	I_OFFSET,
+	I_SIZE,
+	I_PATH,
+	I_NCOLS
+};
+static const char *const io_cols[I_NCOLS] = {
+	"time_start", "time_end", "pid",  "type", "result",
+	"handle",     "offset",	  "size", "path",
+};
+
+/* The args of an operation: what io.csv says, numbers as numbers. */
+static void add_io_args(struct strbuf *sb, struct csv_file *cf)
+{
+	static const int numeric[] = { I_RESULT, I_HANDLE, I_OFFSET, I_SIZE };
+	int64_t v;
+
+	sb_adds(sb, ",\"args\":{\"path\":");
+	json_add_string(sb, cell(cf, I_PATH), cell_len(cf, I_PATH));
+	for (size_t i = 0; i < ARRAY_SIZE(numeric); i++)
+		if (parse_i64(cell(cf, numeric[i]), &v))
+			add_key_i64(sb, io_cols[numeric[i]], v);
+	sb_addc(sb, '}');
+}
+
+/* "R input.bam": the operation's type and the file's name. */
+static void add_op_name(struct strbuf *sb, char type, const char *path)
+{
+	struct strbuf label;
+
+	sb_init(&label, 0);
+	sb_addc(&label, type);
+	sb_addc(&label, ' ');
+	sb_adds(&label, basename_of(path));
+	sb_adds(sb, ",\"name\":");
+	json_add_string(sb, sb_str(&label), label.len);
+	sb_release(&label);
+}
+
+static void export_io(struct chrome_out *co, struct workflow *wf,
+		      struct task *t, uint64_t tpid, int dirfd)
+{
+	struct csv_problems prob = { 0 };
+	struct csv_file cf = {
+		.wf = wf, .t = t, .name = "io.csv", .prob = &prob
+	};
+	int64_t start, end;
+	uint64_t pid;
+
+	if (csv_open(&cf, dirfd, io_cols, I_NCOLS, 4) < 0)
+		return;
+	while (csv_row(&cf)) {
+		const char *type = cell(&cf, I_TYPE);
+		const char *path = cell(&cf, I_PATH);
+
+		if (!parse_time_us(cell(&cf, I_START), &start) ||
+		    !parse_time_us(cell(&cf, I_END), &end) || end < start ||
+		    !parse_u64(cell(&cf, I_PID), &pid) || !type[0] || type[1]) {
+			bad_row(&cf, "time_start/time_end/pid/type");
+			continue;
+		}
+		begin_event(co, "X", tpid, pid);
+		add_op_name(&co->sb, type[0], path);
+		add_key_string(&co->sb, "cat", type, 1);
+		add_key_i64(&co->sb, "ts", start);
+		add_key_i64(&co->sb, "dur", end - start);
+		add_io_args(&co->sb, &cf);
+		end_event(co);
+	}
+	csv_close(&cf);
+}
+
+long long export_chrome(struct workflow *wf, FILE *out)
+{
+	struct chrome_out co = { .out = out, .first = true };
+
+	sb_init(&co.sb, 0);
+	sb_adds(&co.sb, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
+	for (size_t i = 0; i < wf->ntasks && !co.failed; i++) {
+		struct task *t = &wf->task[i];
+		/* pid 0 means "no process" to some viewers: tasks count from 1. */
+		uint64_t tpid = (uint64_t)i + 1;
+		int dirfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		name_track(&co, "process_name", tpid, 0,
+			   t->name ? t->name : t->dir);
+		if (dirfd < 0)
+			continue;
+		export_procs(&co, wf, t, tpid, dirfd);
+		export_io(&co, wf, t, tpid, dirfd);
+		close(dirfd);
+	}
+	sb_adds(&co.sb, "\n]}\n");
+	flush_out(&co);
+	sb_release(&co.sb);
+	return co.failed ? -1 : co.events;
+}
