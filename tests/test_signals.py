@@ -12,7 +12,20 @@ import pytest
 from conftest import IOWRAP, helper
 
 
+FORWARDED = ("TERM", "INT", "HUP", "QUIT", "USR1", "USR2")
+
+
+def default_dispositions():
+    """In the child before exec: the forwarded signals at their defaults.
+    A test run under nohup (or a CI runner ignoring SIGHUP) would hand
+    iowrap an ignored SIGHUP, which iowrap rightly leaves alone and bash
+    cannot trap."""
+    for name in FORWARDED:
+        signal.signal(getattr(signal, f"SIG{name}"), signal.SIG_DFL)
+
+
 def start(tmp_path, *cmd, **kw):
+    kw.setdefault("preexec_fn", default_dispositions)
     return subprocess.Popen([str(IOWRAP), "-o", str(tmp_path / "t"), "--"] +
                             list(cmd), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
@@ -25,8 +38,7 @@ def wait_for_file(path, timeout=10):
         time.sleep(0.01)
 
 
-@pytest.mark.parametrize("sig", ["TERM", "INT", "HUP", "QUIT", "USR1",
-                                 "USR2"])
+@pytest.mark.parametrize("sig", FORWARDED)
 def test_signals_to_iowrap_reach_the_task(tmp_path, sig):
     ready = tmp_path / "ready"
     p = start(tmp_path, "bash", "-c",
