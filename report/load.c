@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "argv.h"
 #include "csvin.h"
 #include "parse.h"
+#include "research.h"
 #include "tracescan.h"
 #include "util.h"
 
@@ -443,9 +445,21 @@ static void default_group(struct task *t)
 		t->group = xstrdup(t->name);
 }
 
+/* Only the research's tools' CSV: no summary.json, procs.csv, files.csv. */
+static bool from_research_tool(int dirfd)
+{
+	char name[NAME_MAX + 1];
+	struct stat st;
+
+	return fstatat(dirfd, "summary.json", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	       fstatat(dirfd, "procs.csv", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	       research_csv_find(dirfd, name, sizeof(name));
+}
+
 static int load(struct workflow *wf, const char *dir, bool with_files)
 {
 	struct task *t;
+	bool research;
 	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (dirfd < 0) {
@@ -454,16 +468,19 @@ static int load(struct workflow *wf, const char *dir, bool with_files)
 		return -1;
 	}
 	t = new_task(wf, dir);
-	load_summary(wf, t, dirfd);
-	if (with_files)
-		load_files(wf, t, dirfd);
-	load_procs(wf, t, dirfd);
+	research = from_research_tool(dirfd);
+	if (!research) {
+		load_summary(wf, t, dirfd);
+		if (with_files)
+			load_files(wf, t, dirfd);
+		load_procs(wf, t, dirfd);
+	}
 	if (with_files)
 		load_io(wf, t, dirfd);
 	close(dirfd);
 	default_name(t);
 	default_group(t);
-	if (!t->summary_ok && t->procs.missing) {
+	if (!research && !t->summary_ok && t->procs.missing) {
 		workflow_warn(
 			wf,
 			"%s: neither summary.json nor procs.csv is readable; trace skipped",

@@ -4,11 +4,14 @@
  * file record and is forgotten, so 10 million events cost no memory.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "csvin.h"
 #include "load.h"
 #include "parse.h"
+#include "research.h"
 #include "util.h"
 
 enum {
@@ -186,7 +189,15 @@ void scan_io(struct workflow *wf, struct task *t, int dirfd,
 	struct csv_file cf = {
 		.wf = wf, .t = t, .name = "io.csv", .prob = prob
 	};
+	char research[NAME_MAX + 1];
+	struct stat st;
 
+	/* No io.csv, but the research's tools wrote this trace. */
+	if (fstatat(dirfd, "io.csv", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    research_csv_find(dirfd, research, sizeof(research))) {
+		research_scan(wf, t, dirfd, research, prob, fn, ctx);
+		return;
+	}
 	if (csv_open(&cf, dirfd, io_cols, I_NCOLS, 7) == 0) {
 		while (csv_row(&cf)) {
 			if (!parse_row(&cf, &row))

@@ -4,11 +4,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "research.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -85,11 +87,13 @@ static int cmp_str(const void *a, const void *b)
 /* Takes ownership of fd. */
 static void walk(struct tracescan *ts, int fd, struct strbuf *path, int depth)
 {
+	char research[NAME_MAX + 1];
 	DIR *d;
 	struct dirent *de;
 	size_t first = ts->count;
 
-	if (has_file(fd, "summary.json") || has_file(fd, "procs.csv")) {
+	if (has_file(fd, "summary.json") || has_file(fd, "procs.csv") ||
+	    research_csv_find(fd, research, sizeof(research))) {
 		add_dir(ts, sb_str(path));
 		close(fd);
 		return;
