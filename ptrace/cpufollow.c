@@ -25,9 +25,8 @@
  * the tracee off the tracer's CPU (every 2 ms: 5x the moves, half the gain).
  */
 #define FOLLOW_WATCHDOG_US 20000
-/* Stops left waiting this long, few handled meanwhile: starved. */
+/* A stop left waiting this long, none handled meanwhile: starved. */
 #define FOLLOW_STARVED_US 1000
-#define FOLLOW_STARVED_STOPS 8
 /* No stop for this long: the phase ends quietly. */
 #define FOLLOW_QUIET_US 60000
 /* A phase that lasted this long resets the back-off. */
@@ -121,11 +120,11 @@ static void demote(struct cpu_follow *f, enum demotion why)
 }
 
 /*
- * A stop waits, and again FOLLOW_STARVED_US later, with fewer than
- * FOLLOW_STARVED_STOPS handled in between: the tracer is starved.  A
- * starved SCHED_IDLE tracer still gets a sliver of its CPU and handles a
- * stop now and then, so "none handled" is not the test; a healthy phase
- * serves a stop within microseconds and handles about a hundred a ms.
+ * A stop waits, and FOLLOW_STARVED_US later a stop still waits with none
+ * handled meanwhile: that stop has waited that long, where a tracer that
+ * gets its CPU serves it within microseconds.  Counting stops alone would
+ * not do: a tracee that stops rarely (gzip, every ms or so) is often seen
+ * with a stop just made, twice in a row, by a tracer that is doing fine.
  */
 static bool starved(struct cpu_follow *f)
 {
@@ -135,8 +134,7 @@ static bool starved(struct cpu_follow *f)
 		return false;
 	before = atomic_load(&f->progress);
 	return doze(f, FOLLOW_STARVED_US) &&
-	       atomic_load(&f->progress) - before < FOLLOW_STARVED_STOPS &&
-	       event_pending();
+	       atomic_load(&f->progress) == before && event_pending();
 }
 
 /*
