@@ -501,7 +501,28 @@ static int open_trace(struct run_state *st)
 	return -1;
 }
 
-/* Identity problems are said once, in one line; the task goes on. */
+/* Identity problems are said once, in one line; the task goes on.  The
+ * first quotes paths and values: no newline or escape reaches stderr. */
+static void say_task_warnings(const struct kv_list *w)
+{
+	struct strbuf first;
+
+	if (!w->n)
+		return;
+	sb_init(&first, 0);
+	sb_addf(&first, "%.200s: %.300s", w->items[0].key, w->items[0].value);
+	for (size_t i = 0; i < first.len; i++)
+		if ((unsigned char)first.buf[i] < 0x20 || first.buf[i] == 0x7f)
+			first.buf[i] = '?';
+	if (w->n == 1)
+		warnx_line("task identity: %s", sb_str(&first));
+	else
+		warnx_line(
+			"task identity: %s; %zu more warnings in summary.json task.warnings",
+			sb_str(&first), w->n - 1);
+	sb_release(&first);
+}
+
 static void detect_task(struct run_state *st)
 {
 	struct task_inputs in = {
@@ -514,18 +535,11 @@ static void detect_task(struct run_state *st)
 		.pid = getpid(),
 		.now_us = st->summary.start_us,
 	};
-	const struct kv_list *w = &st->task.warnings;
 
 	taskid_host_component(st->host.hostname, st->host_dir,
 			      sizeof(st->host_dir));
 	taskid_detect(&st->task, &in);
-	if (w->n == 1)
-		warnx_line("task identity: %.200s: %.300s", w->items[0].key,
-			   w->items[0].value);
-	else if (w->n > 1)
-		warnx_line(
-			"task identity: %.200s: %.300s; %zu more warnings in summary.json task.warnings",
-			w->items[0].key, w->items[0].value, w->n - 1);
+	say_task_warnings(&st->task.warnings);
 	st->summary.task = &st->task;
 }
 

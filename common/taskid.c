@@ -192,10 +192,13 @@ static bool nextflow_script_dir(const char *word, const char *cwd,
 
 	if (strcmp(base, ".command.sh") && strcmp(base, ".command.run"))
 		return false;
+	/* Only a script that is really there names a work directory: the
+	 * trace goes into it, and a made-up path must not be created. */
+	if (stat(word, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
 	sb_reset(dir);
 	if (word[0] != '/') {
-		/* Relative: only if it is really there, under our cwd. */
-		if (!cwd[0] || stat(word, &st) < 0)
+		if (!cwd[0])
 			return false;
 		sb_adds(dir, cwd);
 		sb_addc(dir, '/');
@@ -309,6 +312,9 @@ static void apply_snakemake_props(struct task_identity *t,
 	}
 	if (p->cut)
 		warn(t, from, "a value was cut to %d bytes", TASK_VALUE_MAX);
+	if (p->too_many)
+		warn(t, from, "more than %d wildcards; the rest are ignored",
+		     TASK_MAP_MAX);
 }
 
 /* A job script's properties header; true if one was found. */

@@ -234,7 +234,8 @@ static char *scalar_string(const cJSON *item, bool *cut)
 	if (cJSON_IsNumber(item)) {
 		double d = item->valuedouble;
 
-		if (d == (double)(long long)d)
+		/* Casting a double outside long long's range is undefined. */
+		if (d > -9.2e18 && d < 9.2e18 && d == (double)(long long)d)
 			snprintf(num, sizeof(num), "%lld", (long long)d);
 		else
 			snprintf(num, sizeof(num), "%.17g", d);
@@ -268,6 +269,11 @@ static void take_wildcards(const cJSON *obj, struct snakemake_props *p)
 	cJSON_ArrayForEach(item, wc)
 	{
 		bool c1, c2;
+
+		if (p->wildcards.n >= TASK_MAP_MAX) {
+			p->too_many = true;
+			break;
+		}
 		char *v = scalar_string(item, &c1);
 		char *k =
 			task_value_dup(item->string, strlen(item->string), &c2);
@@ -470,6 +476,12 @@ int k8s_parse_labels(const char *text, size_t len, struct kv_list *out,
 
 	while (next_line(&pos, end, &line, &n)) {
 		lineno++;
+		if (out->n >= TASK_MAP_MAX && n > 0) {
+			if (!bad++)
+				sb_addf(why, "line %d is past %d labels",
+					lineno, TASK_MAP_MAX);
+			continue;
+		}
 		if (n == 0 || parse_label_line(line, n, out))
 			continue;
 		if (!bad++)

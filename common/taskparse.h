@@ -18,6 +18,9 @@
 #define TASK_VALUE_MAX 4096
 /* The longest trace key (a directory name under --root/HOST). */
 #define TASK_KEY_MAX 120
+/* The most entries kept of a map read from a file (labels, wildcards):
+ * kv_set is linear, so an unbounded map would make parsing quadratic. */
+#define TASK_MAP_MAX 1024
 
 /* An ordered list of key/value strings (labels, wildcards, sources). */
 struct kv {
@@ -77,6 +80,7 @@ struct snakemake_props {
 	struct kv_list wildcards;
 	bool has_wildcards;
 	bool cut; /* a value was longer than TASK_VALUE_MAX */
+	bool too_many; /* more than TASK_MAP_MAX wildcards; the rest dropped */
 };
 
 /* Parses the properties JSON; 0, or -EINVAL with the reason in why. */
@@ -92,7 +96,8 @@ int snakemake_parse_wildcards(const char *text, struct kv_list *out);
  * the quoted text, or -1 if it is malformed. */
 long go_unquote(const char *s, size_t len, struct strbuf *out);
 /* A downward-API labels file: key="value" lines.  Returns the number of
- * malformed lines (skipped); the first one is described in why. */
+ * malformed lines and of lines past TASK_MAP_MAX labels (skipped); the
+ * first one is described in why. */
 int k8s_parse_labels(const char *text, size_t len, struct kv_list *out,
 		     struct strbuf *why);
 

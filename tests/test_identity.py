@@ -864,3 +864,60 @@ def test_malformed_labels_file(tmp_path):
     assert task["warnings"] == [
         f"{podinfo}/labels: 2 malformed lines skipped "
         "(line 2 is not key=\"value\")"]
+
+
+def test_huge_maps_are_bounded(tmp_path):
+    """A 1 MiB labels file and a job script with 5000 wildcards keep the
+    first 1024 entries of each (an unbounded map made parsing quadratic:
+    13 s for the labels file before the task started)."""
+    podinfo = tmp_path / "podinfo"
+    podinfo.mkdir()
+    lines = [f'k{i}="{i}"\n' for i in range(110000)]
+    (podinfo / "labels").write_text("".join(lines)[:1 << 20])
+    wildcards = {f"w{i}": str(i) for i in range(5000)}
+    script = tmp_path / "snakejob.map.3.sh"
+    write_jobscript(script, snakemake_properties("map", 3, wildcards, [],
+                                                 []), "true\n")
+    proc = run([IOWRAP, "-o", tmp_path / "t", "--", "/bin/sh", script],
+               env=clean_env(IOWRAP_K8S_PODINFO=str(podinfo)), text=True)
+    assert proc.returncode == 0, proc
+    task = task_of(tmp_path / "t")
+    labels = task["kubernetes"]["labels"]
+    assert list(labels) == [f"k{i}" for i in range(1024)]
+    assert labels["k1023"] == "1023"
+    got = task["snakemake"]["wildcards"]
+    assert list(got) == [f"w{i}" for i in range(1024)]
+    nlines = (podinfo / "labels").read_text().count("\n") + 1
+    assert task["warnings"] == [
+        "argv[1] job script properties: more than 1024 wildcards; the rest "
+        "are ignored",
+        f"{podinfo}/labels: {nlines - 1024} malformed lines skipped "
+        "(line 1025 is past 1024 labels)"]
+
+
+def test_made_up_command_sh_is_no_workdir(tmp_path):
+    """A .command.sh word that is not a file (here an argument of echo)
+    names no Nextflow work directory: nothing is created there."""
+    made_up = tmp_path / "made" / "up" / ".command.sh"
+    proc = run([IOWRAP, "--", "echo", made_up], cwd=tmp_path,
+               env=clean_env(), text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc
+    assert not (tmp_path / "made").exists()
+    [trace] = tmp_path.glob("iowrap.*")
+    assert task_of(trace)["engine"] == "none"
+
+
+def test_warning_on_stderr_has_no_control_bytes(tmp_path):
+    script = tmp_path / "a\n\x1b[31mFAKE.sh"
+    script.write_text("#!/bin/sh\n# properties = {bad\ntrue\n")
+    proc = run([IOWRAP, "-o", tmp_path / "t", "--", "/bin/sh", script],
+               env=clean_env())
+    assert proc.returncode == 0, proc
+    assert proc.stderr == (
+        b"iowrap: task identity: argv[1] job script properties: the "
+        b"properties are not a JSON object (malformed or cut) in "
+        + str(tmp_path).encode() + b"/a??[31mFAKE.sh; ignored\n")
+    # summary.json keeps the path exactly (JSON escapes it).
+    assert task_of(tmp_path / "t")["warnings"] == [
+        "argv[1] job script properties: the properties are not a JSON "
+        f"object (malformed or cut) in {script}; ignored"]
