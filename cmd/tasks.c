@@ -19,7 +19,8 @@
 #include "json.h"
 #include "nflog.h"
 #include "smklog.h"
-#include "taskscan.h"
+#include "tasktrace.h"
+#include "tracescan.h"
 #include "textfile.h"
 #include "util.h"
 
@@ -73,7 +74,7 @@ struct row {
 };
 
 struct listing {
-	struct taskscan scan;
+	struct tracescan scan;
 	struct nflog nf;
 	struct smklog smk;
 	bool have_nf, have_smk;
@@ -193,7 +194,7 @@ static bool scan_dirs(const struct tasks_options *o, struct listing *l)
 
 	for (int i = 0; i < o->ndirs; i++) {
 		sb_init(&why, 0);
-		if (taskscan_add(&l->scan, o->dirs[i], &why) < 0) {
+		if (tracescan_add(&l->scan, o->dirs[i], &why) < 0) {
 			sb_init(&name, 0);
 			display_adds(&name, o->dirs[i]);
 			warnx_line("tasks: %s: %s; give a directory holding "
@@ -298,11 +299,12 @@ static void set_time(struct row *r)
 static void join(struct listing *l)
 {
 	for (size_t i = 0; i < l->scan.n; i++) {
+		struct task_trace *t = l->scan.dir[i].data;
 		struct row *r = add_row(l);
-		long nf = find_nf(l, &l->scan.traces[i]);
-		long smk = find_smk(l, &l->scan.traces[i]);
+		long nf = find_nf(l, t);
+		long smk = find_smk(l, t);
 
-		r->trace = &l->scan.traces[i];
+		r->trace = t;
 		if (nf >= 0) {
 			r->nf = &l->nf.tasks[nf];
 			l->nf_used[nf] = true;
@@ -717,7 +719,7 @@ static void print_json(const struct listing *l, struct strbuf *out)
 
 static void release_listing(struct listing *l)
 {
-	taskscan_release(&l->scan);
+	tracescan_release(&l->scan);
 	nflog_release(&l->nf);
 	smklog_release(&l->smk);
 	free(l->nf_used);
@@ -743,7 +745,7 @@ int cmd_tasks(int argc, char **argv)
 	if (status >= 0)
 		return status;
 	memset(&l, 0, sizeof(l));
-	taskscan_init(&l.scan);
+	tracescan_init(&l.scan, "tasks", task_trace_probe, task_trace_free);
 	if (!load_logs(&o, &l) || !scan_dirs(&o, &l)) {
 		release_listing(&l);
 		return TASKS_BAD_INPUT;

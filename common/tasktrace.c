@@ -4,57 +4,20 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jsonget.h"
 #include "taskparse.h"
 #include "textfile.h"
 #include "util.h"
 
-static const cJSON *member(const cJSON *obj, const char *key)
-{
-	return cJSON_IsObject(obj) ?
-		       cJSON_GetObjectItemCaseSensitive(obj, key) :
-		       NULL;
-}
-
-/* A copy of obj[key] if it is a string, else NULL. */
-static char *string_of(const cJSON *obj, const char *key)
-{
-	const cJSON *v = member(obj, key);
-
-	return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) :
-						     NULL;
-}
-
-static bool number_of(const cJSON *obj, const char *key, double *out)
-{
-	const cJSON *v = member(obj, key);
-
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-		return false;
-	*out = v->valuedouble;
-	return true;
-}
-
-/* A byte count: a finite number in [0, 2^63). */
-static bool count_of(const cJSON *obj, const char *key, uint64_t *out)
-{
-	double d;
-
-	if (!number_of(obj, key, &d) || d < 0 || d >= 9.2e18)
-		return false;
-	*out = (uint64_t)d;
-	return true;
-}
-
 /* The basename of command[0]: the name of a task with no task object. */
 static char *command_name(const cJSON *summary)
 {
-	const cJSON *argv0 = cJSON_GetArrayItem(member(summary, "command"), 0);
+	const cJSON *argv0 = cJSON_GetArrayItem(jget(summary, "command"), 0);
 	const char *s, *slash;
 
 	if (!cJSON_IsString(argv0) || !argv0->valuestring)
@@ -66,22 +29,23 @@ static char *command_name(const cJSON *summary)
 
 static void load_exit(const cJSON *summary, struct task_trace *t)
 {
-	const cJSON *exit_obj = member(summary, "exit");
+	const cJSON *exit_obj = jget(summary, "exit");
 	double code;
 
-	if (number_of(exit_obj, "code", &code) && code >= -1e9 && code <= 1e9) {
+	if (jget_number(exit_obj, "code", &code) && code >= -1e9 &&
+	    code <= 1e9) {
 		t->has_exit_code = true;
 		t->exit_code = (int64_t)code;
 	}
-	t->signal_name = string_of(exit_obj, "signal_name");
+	t->signal_name = jget_strdup(exit_obj, "signal_name");
 }
 
 /* File bytes from "mounts" (--level full: --level files counts no reads
  * or writes), else rchar/wchar. */
 static void load_io(const cJSON *summary, struct task_trace *t)
 {
-	const cJSON *mounts = member(summary, "mounts"), *m;
-	const cJSON *totals = member(summary, "totals");
+	const cJSON *mounts = jget(summary, "mounts"), *m;
+	const cJSON *totals = jget(summary, "totals");
 	uint64_t r, w;
 
 	if (cJSON_IsArray(mounts) && t->level &&
@@ -89,15 +53,15 @@ static void load_io(const cJSON *summary, struct task_trace *t)
 		t->has_io = t->io_from_files = true;
 		cJSON_ArrayForEach(m, mounts)
 		{
-			if (count_of(m, "bytes_read", &r))
+			if (jget_count(m, "bytes_read", &r))
 				t->read_bytes += r;
-			if (count_of(m, "bytes_written", &w))
+			if (jget_count(m, "bytes_written", &w))
 				t->written_bytes += w;
 		}
 		return;
 	}
-	if (count_of(totals, "rchar_bytes", &r) &&
-	    count_of(totals, "wchar_bytes", &w)) {
+	if (jget_count(totals, "rchar_bytes", &r) &&
+	    jget_count(totals, "wchar_bytes", &w)) {
 		t->has_io = true;
 		t->read_bytes = r;
 		t->written_bytes = w;
@@ -113,26 +77,26 @@ static void load_identity(cJSON *summary, struct task_trace *t)
 		cJSON_Delete(t->task);
 		t->task = NULL;
 	}
-	t->name = string_of(t->task, "name");
+	t->name = jget_strdup(t->task, "name");
 	if (!t->name)
 		t->name = command_name(summary);
-	t->key = string_of(t->task, "key");
-	t->engine = string_of(t->task, "engine");
-	nf = member(t->task, "nextflow");
-	t->nf_hash = string_of(nf, "hash");
+	t->key = jget_strdup(t->task, "key");
+	t->engine = jget_strdup(t->task, "engine");
+	nf = jget(t->task, "nextflow");
+	t->nf_hash = jget_strdup(nf, "hash");
 	if (!t->nf_hash)
 		t->nf_hash = task_trace_hash_from_path(t->path);
-	smk = member(t->task, "snakemake");
-	t->smk_rule = string_of(smk, "rule");
-	t->smk_jobid = string_of(smk, "jobid");
+	smk = jget(t->task, "snakemake");
+	t->smk_rule = jget_strdup(smk, "rule");
+	t->smk_jobid = jget_strdup(smk, "jobid");
 }
 
 static void load_fields(cJSON *summary, struct task_trace *t)
 {
-	t->has_start = number_of(summary, "start_time_s", &t->start_s);
-	t->has_wall = number_of(summary, "wall_time_s", &t->wall_s);
-	t->host = string_of(member(summary, "host"), "hostname");
-	t->level = string_of(member(summary, "tracing"), "level");
+	t->has_start = jget_number(summary, "start_time_s", &t->start_s);
+	t->has_wall = jget_number(summary, "wall_time_s", &t->wall_s);
+	t->host = jget_strdup(jget(summary, "host"), "hostname");
+	t->level = jget_strdup(jget(summary, "tracing"), "level");
 	load_exit(summary, t);
 	load_io(summary, t);
 	load_identity(summary, t);
@@ -152,7 +116,6 @@ int task_trace_load(int dirfd, const char *path, struct task_trace *t,
 {
 	struct strbuf text;
 	cJSON *summary;
-	const cJSON *schema;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
@@ -165,14 +128,12 @@ int task_trace_load(int dirfd, const char *path, struct task_trace *t,
 	}
 	t->path = xstrdup(path);
 	summary = cJSON_ParseWithLength(text.buf, text.len);
-	schema = member(summary, "schema");
 	if (!summary) {
 		rc = looks_like_ours(text.buf, text.len);
 		if (rc)
 			t->error = xstrdup("summary.json is not valid JSON "
 					   "(cut mid-write?)");
-	} else if (!cJSON_IsString(schema) || !schema->valuestring ||
-		   strncmp(schema->valuestring, "iowrap-summary/", 15) != 0) {
+	} else if (!jget_is_summary(summary)) {
 		rc = 0;
 	} else {
 		rc = 1;
@@ -196,6 +157,51 @@ void task_trace_release(struct task_trace *t)
 		free(*strings[i]);
 	cJSON_Delete(t->task);
 	memset(t, 0, sizeof(*t));
+}
+
+/* A directory with procs.csv and no summary.json: the tracer was killed
+ * (or the task is still running): procs.csv is written as the task runs,
+ * summary.json at its end.  Listed, marked. */
+static int unfinished_trace(int fd, const char *path, struct task_trace *t)
+{
+	if (!tracescan_has_file(fd, "procs.csv"))
+		return -ENOENT;
+	memset(t, 0, sizeof(*t));
+	t->path = xstrdup(path);
+	t->error = xstrdup("no summary.json (iowrap killed, or the task "
+			   "still running)");
+	return 1;
+}
+
+int task_trace_probe(struct tracescan *ts, int fd, const char *path,
+		     void **data)
+{
+	struct task_trace t;
+	struct strbuf why;
+	int rc;
+
+	sb_init(&why, 0);
+	rc = task_trace_load(fd, path, &t, &why);
+	if (rc < 0 && rc != -ENOENT)
+		tracescan_warn(ts, path, "/summary.json", sb_str(&why));
+	else if (rc > 0 && t.error)
+		tracescan_warn(ts, path, "/summary.json", t.error);
+	sb_release(&why);
+	if (rc == -ENOENT)
+		rc = unfinished_trace(fd, path, &t);
+	if (rc <= 0)
+		return 0;
+	*data = xmalloc(sizeof(t));
+	memcpy(*data, &t, sizeof(t));
+	return 1;
+}
+
+void task_trace_free(void *t)
+{
+	if (!t)
+		return;
+	task_trace_release(t);
+	free(t);
 }
 
 /* ".iowrap", or ".iowrap-N" for a task run again in its work directory. */

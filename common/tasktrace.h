@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "strbuf.h"
+#include "tracescan.h"
 
 struct cJSON;
 
@@ -36,7 +37,6 @@ struct task_trace {
 	char *nf_hash; /* task.nextflow.hash, else from the path */
 	char *smk_rule, *smk_jobid;
 	struct cJSON *task; /* the "task" object, or NULL */
-	unsigned long long dev, ino; /* the directory's (set by taskscan) */
 };
 
 /*
@@ -48,6 +48,14 @@ struct task_trace {
 int task_trace_load(int dirfd, const char *path, struct task_trace *t,
 		    struct strbuf *why);
 void task_trace_release(struct task_trace *t);
+
+/* tracescan's probe for `iowrap tasks`: a trace directory holds an iowrap
+ * summary.json (another tool's is not one), or procs.csv and no
+ * summary.json (listed with t->error set); *data is a struct task_trace,
+ * freed with task_trace_free.  Unreadable or cut summaries are warned of. */
+int task_trace_probe(struct tracescan *ts, int fd, const char *path,
+		     void **data);
+void task_trace_free(void *t);
 
 /* The hash of a Nextflow work directory that holds a trace directory named
  * .iowrap or .iowrap-N: "3f/a2b4..." from ".../3f/a2b4.../.iowrap". */

@@ -18,36 +18,18 @@
 #include "csvin.h"
 #include "parse.h"
 #include "research.h"
+#include "jsonget.h"
 #include "tracescan.h"
 #include "util.h"
 
 /* summary.json lists every file of the task: large, but bounded. */
 #define SUMMARY_MAX_BYTES (256 << 20)
 
-static char *json_string_dup(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) :
-						     NULL;
-}
-
-static bool json_number(const cJSON *obj, const char *key, double *out)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	if (!cJSON_IsNumber(v))
-		return false;
-	*out = v->valuedouble;
-	return true;
-}
-
 static uint64_t json_u64(const cJSON *obj, const char *key)
 {
-	double d;
+	uint64_t n;
 
-	return json_number(obj, key, &d) && d >= 0 && d < 1.8e19 ? (uint64_t)d :
-								   0;
+	return jget_count(obj, key, &n) ? n : 0;
 }
 
 static int64_t json_time(const cJSON *obj, const char *key)
@@ -55,7 +37,7 @@ static int64_t json_time(const cJSON *obj, const char *key)
 	double d;
 	int64_t us;
 
-	return json_number(obj, key, &d) && seconds_to_us(d, &us) ? us : -1;
+	return jget_number(obj, key, &d) && seconds_to_us(d, &us) ? us : -1;
 }
 
 static char *join_command(const cJSON *argv)
@@ -83,10 +65,10 @@ static void read_sizes(struct size_hist *h, const cJSON *arr)
 	{
 		double k, n, time = 0;
 
-		if (!json_number(b, "log2_size", &k) ||
-		    !json_number(b, "count", &n) || k < 0 || k >= 64 || n < 0)
+		if (!jget_number(b, "log2_size", &k) ||
+		    !jget_number(b, "count", &n) || k < 0 || k >= 64 || n < 0)
 			continue;
-		json_number(b, "time_s", &time);
+		jget_number(b, "time_s", &time);
 		h->count[(int)k] += (uint64_t)n;
 		h->time_s[(int)k] += time;
 	}
@@ -104,10 +86,10 @@ static void read_mounts(struct task *t, const cJSON *mounts)
 	{
 		struct mount_row *r = &t->mount[t->nmounts];
 
-		r->mount_point = json_string_dup(m, "mount_point");
+		r->mount_point = jget_strdup(m, "mount_point");
 		if (!r->mount_point)
 			continue;
-		r->fstype = json_string_dup(m, "fstype");
+		r->fstype = jget_strdup(m, "fstype");
 		r->files = json_u64(m, "files");
 		r->opens = json_u64(m, "opens");
 		r->stats = json_u64(m, "stats");
@@ -115,9 +97,9 @@ static void read_mounts(struct task *t, const cJSON *mounts)
 		r->writes = json_u64(m, "writes");
 		r->bytes_read = json_u64(m, "bytes_read");
 		r->bytes_written = json_u64(m, "bytes_written");
-		json_number(m, "read_time_s", &r->read_time_s);
-		json_number(m, "write_time_s", &r->write_time_s);
-		json_number(m, "meta_time_s", &r->meta_time_s);
+		jget_number(m, "read_time_s", &r->read_time_s);
+		jget_number(m, "write_time_s", &r->write_time_s);
+		jget_number(m, "meta_time_s", &r->meta_time_s);
 		read_sizes(&r->read_sizes,
 			   cJSON_GetObjectItemCaseSensitive(m, "read_sizes"));
 		read_sizes(&r->write_sizes,
@@ -161,14 +143,14 @@ static void read_identity(struct task *t, const cJSON *root)
 			cJSON_GetObjectItemCaseSensitive(task, "snakemake");
 
 		if (!name_from_command(task))
-			t->name = json_string_dup(task, "name");
-		t->key = json_string_dup(task, "key");
-		t->engine = json_string_dup(task, "engine");
-		t->group = json_string_dup(nf, "process");
+			t->name = jget_strdup(task, "name");
+		t->key = jget_strdup(task, "key");
+		t->engine = jget_strdup(task, "engine");
+		t->group = jget_strdup(nf, "process");
 		if (!t->group)
-			t->group = json_string_dup(smk, "rule");
+			t->group = jget_strdup(smk, "rule");
 	}
-	t->host = json_string_dup(host, "hostname");
+	t->host = jget_strdup(host, "hostname");
 	t->command =
 		join_command(cJSON_GetObjectItemCaseSensitive(root, "command"));
 }
@@ -183,14 +165,14 @@ static void read_summary_fields(struct task *t, const cJSON *root)
 	read_identity(t, root);
 	t->start_us = json_time(root, "start_time_s");
 	t->end_us = json_time(root, "end_time_s");
-	if (json_number(exit, "code", &d) && d >= 0 && d <= 1e9)
+	if (jget_number(exit, "code", &d) && d >= 0 && d <= 1e9)
 		t->exit_code = (int64_t)d;
-	if (json_number(exit, "signal", &d) && d >= 0 && d <= 1e9)
+	if (jget_number(exit, "signal", &d) && d >= 0 && d <= 1e9)
 		t->exit_signal = (int64_t)d;
 	t->complete =
 		cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr, "complete"));
-	t->level = json_string_dup(tr, "level");
-	if (json_number(tot, "cpu_total_s", &d) && d >= 0)
+	t->level = jget_strdup(tr, "level");
+	if (jget_number(tot, "cpu_total_s", &d) && d >= 0)
 		t->cpu_s = d;
 	t->peak_rss_kib = json_u64(tot, "peak_rss_kib");
 	t->rchar = json_u64(tot, "rchar_bytes");
@@ -214,7 +196,6 @@ static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 	const char *data, *end = NULL;
 	size_t len;
 	cJSON *root;
-	const cJSON *schema;
 	int err = map_file(dirfd, "summary.json", &data, &len);
 
 	if (err < 0) {
@@ -248,9 +229,7 @@ static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 		unmap_file(data, len);
 		return;
 	}
-	schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
-	if (!cJSON_IsString(schema) ||
-	    strncmp(schema->valuestring, "iowrap-summary/", 15) != 0)
+	if (!jget_is_summary(root))
 		workflow_warn(
 			wf,
 			"%s/summary.json:1: unknown schema (want iowrap-summary/N); read as far as it matches",
@@ -502,20 +481,51 @@ int load_trace_identity(struct workflow *wf, const char *dir)
 	return load(wf, dir, false);
 }
 
+/* The report's trace directories: summary.json (of any schema: it is read
+ * as far as it matches, with a warning), or procs.csv alone, or the
+ * research tools' CSV. */
+static int report_probe(struct tracescan *ts, int fd, const char *path,
+			void **data)
+{
+	char research[NAME_MAX + 1];
+
+	(void)ts;
+	(void)path;
+	(void)data;
+	return tracescan_has_file(fd, "summary.json") ||
+	       tracescan_has_file(fd, "procs.csv") ||
+	       research_csv_find(fd, research, sizeof(research));
+}
+
+static void scan_root(struct workflow *wf, struct tracescan *ts,
+		      const char *root)
+{
+	struct strbuf why;
+	int found;
+
+	sb_init(&why, 0);
+	found = tracescan_add(ts, root, &why);
+	if (found < 0)
+		workflow_warn(wf, "%s: cannot open directory: %s", root,
+			      sb_str(&why));
+	else if (found == 0)
+		workflow_warn(
+			wf,
+			"%s: no trace directory (summary.json or procs.csv) at or below it",
+			root);
+	sb_release(&why);
+}
+
 size_t load_traces(struct workflow *wf, char **roots, int nroots,
 		   bool with_files)
 {
 	struct tracescan ts;
 
-	tracescan_init(&ts);
+	tracescan_init(&ts, "report", report_probe, NULL);
 	for (int i = 0; i < nroots; i++)
-		if (tracescan_add(&ts, roots[i]) == 0)
-			workflow_warn(
-				wf,
-				"%s: no trace directory (summary.json or procs.csv) at or below it",
-				roots[i]);
-	for (size_t i = 0; i < ts.count; i++)
-		load(wf, ts.dir[i], with_files);
+		scan_root(wf, &ts, roots[i]);
+	for (size_t i = 0; i < ts.n; i++)
+		load(wf, ts.dir[i].path, with_files);
 	wf->warnings += ts.warnings;
 	tracescan_release(&ts);
 	return wf->ntasks;

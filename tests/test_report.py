@@ -491,6 +491,21 @@ def test_symlinks_are_not_followed(tmp_path):
             for t in rep["tasks"]] == ["real/deep/t"]
 
 
+def test_same_walk_as_tasks_depth_and_duplicates(tmp_path):
+    # The walk iowrap tasks uses: 8 levels below DIR, a trace reached twice
+    # (DIR and DIR/sub given) read once, traces in path order.
+    traces = one_trace(tmp_path)
+    scan = tmp_path / "scan"
+    deep = scan / "1/2/3/4/5/6/7/8"
+    shutil.copytree(traces / "t", deep / "t9")  # depth 9: not searched
+    shutil.copytree(traces / "t", deep.parent / "t8")  # depth 8
+    shutil.copytree(traces / "t", scan / "a" / "t")
+    _, stderr, rep = report(scan / "a", scan, out=tmp_path / "out")
+    assert stderr == ""
+    assert [Path(t["dir"]).relative_to(scan).as_posix()
+            for t in rep["tasks"]] == ["1/2/3/4/5/6/7/t8", "a/t"]
+
+
 def test_output_is_replaced_atomically_not_through_a_symlink(tmp_path):
     traces = one_trace(tmp_path)
     out = tmp_path / "out"

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "json.h"
+#include "jsonget.h"
 #include "unit.h"
 
 struct case_ {
@@ -226,8 +229,52 @@ static void json_top_level_values(void)
 	sb_release(&sb);
 }
 
+/* What a hostile summary.json may hold is "not there", never a value. */
+static void jget_typed_reads(void)
+{
+	const char *doc =
+		"{\"schema\": \"iowrap-summary/1\", \"s\": \"x\", \"n\": 2.5,"
+		" \"inf\": 1e999, \"neg\": -1, \"big\": 1e19,"
+		" \"c\": 4096, \"arr\": [1], \"o\": {\"k\": \"v\"}}";
+	cJSON *root = cJSON_Parse(doc);
+	double d = 0;
+	uint64_t n = 7;
+	char *str;
+
+	if (!CHECK(root))
+		return;
+	CHECK(jget_is_summary(root));
+	str = jget_strdup(root, "s");
+	CHECK_STR(str, "x");
+	free(str);
+	str = jget_strdup(jget(root, "o"), "k");
+	CHECK_STR(str, "v");
+	free(str);
+	CHECK(!jget_strdup(root, "n") && !jget_strdup(root, "missing"));
+	CHECK(!jget(jget(root, "arr"), "k") && !jget(NULL, "k"));
+	CHECK(jget_number(root, "n", &d) && d == 2.5);
+	CHECK(!jget_number(root, "inf", &d) && !jget_number(root, "s", &d));
+	CHECK(jget_count(root, "c", &n));
+	CHECK_UINT(n, 4096);
+	CHECK(!jget_count(root, "neg", &n) && !jget_count(root, "big", &n));
+	CHECK_UINT(n, 4096); /* untouched when not a count */
+	CHECK(jget_count(root, "n", &n)); /* a fraction is cut */
+	CHECK_UINT(n, 2);
+	cJSON_Delete(root);
+	root = cJSON_Parse("{\"schema\": \"other/1\"}");
+	CHECK(root && !jget_is_summary(root));
+	cJSON_Delete(root);
+	root = cJSON_Parse("{\"schema\": 1}");
+	CHECK(root && !jget_is_summary(root));
+	cJSON_Delete(root);
+}
+
 const struct unit_test json_tests[] = {
-	UNIT_TEST(json_escape_ascii),	       UNIT_TEST(json_valid_utf8_kept),
-	UNIT_TEST(json_invalid_utf8_replaced), UNIT_TEST(json_document),
-	UNIT_TEST(json_top_level_values),      UNIT_END,
+	UNIT_TEST(json_escape_ascii),
+	UNIT_TEST(json_valid_utf8_kept),
+	UNIT_TEST(json_invalid_utf8_replaced),
+	UNIT_TEST(json_document),
+	UNIT_TEST(json_top_level_values),
+	UNIT_TEST(jget_typed_reads),
+	UNIT_END,
 };

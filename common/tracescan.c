@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "taskscan.h"
+#include "tracescan.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,73 +18,52 @@ struct names {
 	size_t n;
 };
 
-static void warn_entry(struct taskscan *ts, const char *path, const char *what,
-		       const char *why)
+void tracescan_warn(struct tracescan *ts, const char *path, const char *what,
+		    const char *why)
 {
 	struct strbuf line;
 
 	sb_init(&line, 0);
 	display_adds(&line, path);
 	sb_addf(&line, "%s: %s; skipped", what, why);
-	warnx_line("tasks: %s", sb_str(&line));
+	warnx_line("%s: %s", ts->who, sb_str(&line));
 	sb_release(&line);
 	ts->warnings++;
 }
 
-void taskscan_init(struct taskscan *ts)
-{
-	memset(ts, 0, sizeof(*ts));
-	ts->max_depth = TASKSCAN_MAX_DEPTH;
-	ts->max_dirs = TASKSCAN_MAX_DIRS;
-}
-
-static void add_trace(struct taskscan *ts, struct task_trace *t)
-{
-	ts->traces = xrealloc(ts->traces, (ts->n + 1) * sizeof(*ts->traces));
-	ts->traces[ts->n++] = *t;
-}
-
-/* A directory with procs.csv and no summary.json: the tracer was killed
- * (or the task is still running): procs.csv is written as the task runs,
- * summary.json at its end.  Listed, marked. */
-static int unfinished_trace(int fd, const char *path, struct task_trace *t)
+bool tracescan_has_file(int fd, const char *name)
 {
 	struct stat st;
 
-	if (fstatat(fd, "procs.csv", &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-	    !S_ISREG(st.st_mode))
-		return -ENOENT;
-	memset(t, 0, sizeof(*t));
-	t->path = xstrdup(path);
-	t->error = xstrdup("no summary.json (iowrap killed, or the task "
-			   "still running)");
-	return 1;
+	return fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+void tracescan_init(struct tracescan *ts, const char *who,
+		    tracescan_probe_fn probe, void (*free_data)(void *data))
+{
+	*ts = (struct tracescan){ .max_depth = TRACESCAN_MAX_DEPTH,
+				  .max_dirs = TRACESCAN_MAX_DIRS,
+				  .who = who,
+				  .probe = probe,
+				  .free_data = free_data };
 }
 
 /* Whether the directory at fd is a trace directory (then it is added). */
-static bool try_trace(struct taskscan *ts, int fd, const char *path)
+static bool try_trace(struct tracescan *ts, int fd, const char *path)
 {
-	struct task_trace t;
-	struct strbuf why;
+	struct tracescan_dir d = { 0 };
 	struct stat st;
-	int rc;
 
-	sb_init(&why, 0);
-	rc = task_trace_load(fd, path, &t, &why);
-	if (rc < 0 && rc != -ENOENT)
-		warn_entry(ts, path, "/summary.json", sb_str(&why));
-	else if (rc > 0 && t.error)
-		warn_entry(ts, path, "/summary.json", t.error);
-	sb_release(&why);
-	if (rc == -ENOENT)
-		rc = unfinished_trace(fd, path, &t);
-	if (rc <= 0)
+	if (ts->probe(ts, fd, path, &d.data) <= 0)
 		return false;
+	d.path = xstrdup(path);
 	if (fstat(fd, &st) == 0) {
-		t.dev = st.st_dev;
-		t.ino = st.st_ino;
+		d.dev = st.st_dev;
+		d.ino = st.st_ino;
 	}
-	add_trace(ts, &t);
+	ts->dir = xrealloc(ts->dir, (ts->n + 1) * sizeof(*ts->dir));
+	ts->dir[ts->n++] = d;
 	return true;
 }
 
@@ -132,9 +112,10 @@ static void free_names(struct names *names)
 	free(names->v);
 }
 
-static void walk(struct taskscan *ts, int fd, const char *path, unsigned depth);
+static void walk(struct tracescan *ts, int fd, const char *path,
+		 unsigned depth);
 
-static void walk_child(struct taskscan *ts, int parent, const char *path,
+static void walk_child(struct tracescan *ts, int parent, const char *path,
 		       const char *name, unsigned depth)
 {
 	struct strbuf child;
@@ -142,9 +123,9 @@ static void walk_child(struct taskscan *ts, int parent, const char *path,
 
 	if (ts->dirs >= ts->max_dirs) {
 		if (!ts->limit_hit)
-			warnx_line("tasks: stopped after %zu directories; "
+			warnx_line("%s: stopped after %zu directories; "
 				   "give a narrower DIR",
-				   ts->max_dirs);
+				   ts->who, ts->max_dirs);
 		ts->limit_hit = true;
 		return;
 	}
@@ -160,12 +141,12 @@ static void walk_child(struct taskscan *ts, int parent, const char *path,
 		walk(ts, fd, sb_str(&child), depth + 1);
 		close(fd);
 	} else if (errno != ENOTDIR && errno != ELOOP && errno != ENOENT) {
-		warn_entry(ts, sb_str(&child), "", strerror(errno));
+		tracescan_warn(ts, sb_str(&child), "", strerror(errno));
 	}
 	sb_release(&child);
 }
 
-static void walk(struct taskscan *ts, int fd, const char *path, unsigned depth)
+static void walk(struct tracescan *ts, int fd, const char *path, unsigned depth)
 {
 	struct names names;
 	int rc;
@@ -174,50 +155,63 @@ static void walk(struct taskscan *ts, int fd, const char *path, unsigned depth)
 		return;
 	rc = list_dirs(fd, &names);
 	if (rc < 0)
-		warn_entry(ts, path, "", strerror(-rc));
+		tracescan_warn(ts, path, "", strerror(-rc));
 	for (size_t i = 0; i < names.n && !ts->limit_hit; i++)
 		walk_child(ts, fd, path, names.v[i], depth);
 	free_names(&names);
 }
 
+static int compare_ull(unsigned long long x, unsigned long long y)
+{
+	return (x > y) - (x < y);
+}
+
+/* Same directory (device, inode) together, in path order. */
 static int compare_ids(const void *pa, const void *pb)
 {
-	const struct task_trace *a = pa, *b = pb;
+	const struct tracescan_dir *a = pa, *b = pb;
+	int c = compare_ull(a->dev, b->dev);
 
-	if (a->dev != b->dev)
-		return a->dev < b->dev ? -1 : 1;
-	if (a->ino != b->ino)
-		return a->ino < b->ino ? -1 : 1;
-	return strcmp(a->path, b->path);
+	if (!c)
+		c = compare_ull(a->ino, b->ino);
+	return c ? c : strcmp(a->path, b->path);
 }
 
 static int compare_paths(const void *pa, const void *pb)
 {
-	const struct task_trace *a = pa, *b = pb;
+	const struct tracescan_dir *a = pa, *b = pb;
 
 	return strcmp(a->path, b->path);
 }
 
+static void release_dir(struct tracescan *ts, struct tracescan_dir *d)
+{
+	if (ts->free_data)
+		ts->free_data(d->data);
+	free(d->path);
+}
+
 /* A trace found twice (DIR and DIR/HOST both given) is listed once; then
  * they are in path order. */
-static void drop_duplicates(struct taskscan *ts)
+static void drop_duplicates(struct tracescan *ts)
 {
 	size_t kept = 0;
 
-	qsort(ts->traces, ts->n, sizeof(*ts->traces), compare_ids);
+	qsort(ts->dir, ts->n, sizeof(*ts->dir), compare_ids);
 	for (size_t i = 0; i < ts->n; i++) {
-		if (kept && ts->traces[i].dev == ts->traces[kept - 1].dev &&
-		    ts->traces[i].ino == ts->traces[kept - 1].ino)
-			task_trace_release(&ts->traces[i]);
+		if (kept && ts->dir[i].dev == ts->dir[kept - 1].dev &&
+		    ts->dir[i].ino == ts->dir[kept - 1].ino)
+			release_dir(ts, &ts->dir[i]);
 		else
-			ts->traces[kept++] = ts->traces[i];
+			ts->dir[kept++] = ts->dir[i];
 	}
 	ts->n = kept;
-	qsort(ts->traces, ts->n, sizeof(*ts->traces), compare_paths);
+	qsort(ts->dir, ts->n, sizeof(*ts->dir), compare_paths);
 }
 
-int taskscan_add(struct taskscan *ts, const char *dir, struct strbuf *why)
+int tracescan_add(struct tracescan *ts, const char *dir, struct strbuf *why)
 {
+	size_t before = ts->n, found;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0) {
@@ -229,15 +223,16 @@ int taskscan_add(struct taskscan *ts, const char *dir, struct strbuf *why)
 	ts->dirs++;
 	walk(ts, fd, dir, 0);
 	close(fd);
+	found = ts->n - before;
 	drop_duplicates(ts);
-	return 0;
+	return found > INT_MAX ? INT_MAX : (int)found;
 }
 
-void taskscan_release(struct taskscan *ts)
+void tracescan_release(struct tracescan *ts)
 {
 	for (size_t i = 0; i < ts->n; i++)
-		task_trace_release(&ts->traces[i]);
-	free(ts->traces);
-	ts->traces = NULL;
+		release_dir(ts, &ts->dir[i]);
+	free(ts->dir);
+	ts->dir = NULL;
 	ts->n = 0;
 }
