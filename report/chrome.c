@@ -9,12 +9,18 @@
 #include "export.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "csvin.h"
+#include "hmap.h"
 #include "json.h"
+#include "load.h"
 #include "parse.h"
+#include "research.h"
 #include "util.h"
 
 /* Flush the buffer to the stream once it holds this much. */
@@ -220,26 +226,130 @@ static void export_io(struct chrome_out *co, struct workflow *wf,
 	csv_close(&cf);
 }
 
+/* A trace of the research's tools: reads and writes carry no path and
+ * there is no procs.csv, so the names come from the opens (by inode id)
+ * and a thread track is named after its pid.  Memory grows with files
+ * and processes, not with events. */
+struct research_ctx {
+	struct chrome_out *co;
+	uint64_t tpid;
+	struct hmap pids; /* pid -> 0: its track is named */
+	struct hmap inodes; /* inode id -> index in path[] */
+	char **path;
+	size_t npaths, paths_alloc;
+};
+
+static const char *research_path(struct research_ctx *rc,
+				 const struct io_row *r)
+{
+	size_t i = hmap_get(&rc->inodes, &r->inode, sizeof(r->inode));
+
+	if (r->path_len && (r->type == 'O' || i == HMAP_NONE)) {
+		if (i == HMAP_NONE) {
+			if (rc->npaths == rc->paths_alloc) {
+				rc->paths_alloc = rc->paths_alloc ?
+							  rc->paths_alloc * 2 :
+							  64;
+				rc->path = xrealloc(rc->path,
+						    rc->paths_alloc *
+							    sizeof(*rc->path));
+			}
+			i = rc->npaths++;
+			rc->path[i] = NULL;
+			hmap_put(&rc->inodes, &r->inode, sizeof(r->inode), i);
+		}
+		free(rc->path[i]);
+		rc->path[i] = xstrdup(r->path);
+	}
+	return i == HMAP_NONE ? r->path : rc->path[i];
+}
+
+static void research_event(void *ctx, const struct io_row *r)
+{
+	struct research_ctx *rc = ctx;
+	struct chrome_out *co = rc->co;
+	const char *path = research_path(rc, r);
+	char tname[32];
+
+	if (hmap_get(&rc->pids, &r->pid, sizeof(r->pid)) == HMAP_NONE) {
+		hmap_put(&rc->pids, &r->pid, sizeof(r->pid), 0);
+		snprintf(tname, sizeof(tname), "pid %llu",
+			 (unsigned long long)r->pid);
+		name_track(co, "thread_name", rc->tpid, r->pid, tname);
+	}
+	begin_event(co, "X", rc->tpid, r->pid);
+	add_op_name(&co->sb, r->type, path);
+	add_key_string(&co->sb, "cat", &r->type, 1);
+	add_key_i64(&co->sb, "ts", r->start);
+	add_key_i64(&co->sb, "dur", r->end - r->start);
+	sb_adds(&co->sb, ",\"args\":{\"path\":");
+	json_add_string(&co->sb, path, strlen(path));
+	add_key_i64(&co->sb, "offset", r->type == 'R' || r->type == 'W' ?
+						r->offset :
+						-1);
+	add_key_i64(&co->sb, "size", r->size);
+	add_key_i64(&co->sb, "result", r->result);
+	add_key_i64(&co->sb, "handle", (int64_t)r->handle);
+	if (r->mount_root[0])
+		add_key_string(&co->sb, "mount_root", r->mount_root,
+			       strlen(r->mount_root));
+	sb_addc(&co->sb, '}');
+	end_event(co);
+}
+
+static void export_research(struct chrome_out *co, struct workflow *wf,
+			    struct task *t, uint64_t tpid, int dirfd,
+			    const char *name)
+{
+	struct csv_problems prob = { 0 };
+	struct research_ctx rc = { .co = co, .tpid = tpid };
+
+	hmap_init(&rc.pids);
+	hmap_init(&rc.inodes);
+	research_scan(wf, t, dirfd, name, &prob, research_event, &rc);
+	for (size_t i = 0; i < rc.npaths; i++)
+		free(rc.path[i]);
+	free(rc.path);
+	hmap_release(&rc.pids);
+	hmap_release(&rc.inodes);
+}
+
+/* The research's tools wrote it: no io.csv, a Fig. 2a CSV instead. */
+static bool research_trace(int dirfd, char *name, size_t size)
+{
+	struct stat st;
+
+	return fstatat(dirfd, "io.csv", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	       research_csv_find(dirfd, name, size);
+}
+
+static void export_task(struct chrome_out *co, struct workflow *wf,
+			struct task *t, uint64_t tpid)
+{
+	char research[NAME_MAX + 1];
+	int dirfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	name_track(co, "process_name", tpid, 0, t->name ? t->name : t->dir);
+	if (dirfd < 0)
+		return;
+	if (research_trace(dirfd, research, sizeof(research))) {
+		export_research(co, wf, t, tpid, dirfd, research);
+	} else {
+		export_procs(co, wf, t, tpid, dirfd);
+		export_io(co, wf, t, tpid, dirfd);
+	}
+	close(dirfd);
+}
+
 long long export_chrome(struct workflow *wf, FILE *out)
 {
 	struct chrome_out co = { .out = out, .first = true };
 
 	sb_init(&co.sb, 0);
 	sb_adds(&co.sb, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
-	for (size_t i = 0; i < wf->ntasks && !co.failed; i++) {
-		struct task *t = &wf->task[i];
-		/* pid 0 means "no process" to some viewers: tasks count from 1. */
-		uint64_t tpid = (uint64_t)i + 1;
-		int dirfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		name_track(&co, "process_name", tpid, 0,
-			   t->name ? t->name : t->dir);
-		if (dirfd < 0)
-			continue;
-		export_procs(&co, wf, t, tpid, dirfd);
-		export_io(&co, wf, t, tpid, dirfd);
-		close(dirfd);
-	}
+	/* pid 0 means "no process" to some viewers: tasks count from 1. */
+	for (size_t i = 0; i < wf->ntasks && !co.failed; i++)
+		export_task(&co, wf, &wf->task[i], (uint64_t)i + 1);
 	sb_adds(&co.sb, "\n]}\n");
 	flush_out(&co);
 	sb_release(&co.sb);
