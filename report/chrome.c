@@ -148,6 +148,55 @@ static void export_procs(struct chrome_out *co, struct workflow *wf,
 	csv_close(&cf);
 }
 
+/* Reads, writes and closes carry no path: they are named after the path
+ * their inode id was last opened (or named) under.  Memory grows with
+ * files, not with events. */
+struct path_names {
+	struct hmap inodes; /* inode id -> index in path[] */
+	char **path;
+	size_t npaths, alloc;
+};
+
+static size_t new_name(struct path_names *pn, uint64_t inode)
+{
+	if (pn->npaths == pn->alloc) {
+		pn->alloc = pn->alloc ? pn->alloc * 2 : 64;
+		pn->path = xrealloc(pn->path, pn->alloc * sizeof(*pn->path));
+	}
+	pn->path[pn->npaths] = NULL;
+	hmap_put(&pn->inodes, &inode, sizeof(inode), pn->npaths);
+	return pn->npaths++;
+}
+
+/* The row's path if it has one (remembered for its inode), else the
+ * inode's; "" if neither is known. */
+static const char *path_of(struct path_names *pn, uint64_t inode,
+			   const char *path)
+{
+	size_t i;
+
+	if (!inode)
+		return path;
+	i = hmap_get(&pn->inodes, &inode, sizeof(inode));
+	if (!path[0])
+		return i == HMAP_NONE ? "" : pn->path[i];
+	if (i == HMAP_NONE)
+		i = new_name(pn, inode);
+	if (!pn->path[i] || strcmp(pn->path[i], path) != 0) {
+		free(pn->path[i]);
+		pn->path[i] = xstrdup(path);
+	}
+	return pn->path[i];
+}
+
+static void path_names_release(struct path_names *pn)
+{
+	for (size_t i = 0; i < pn->npaths; i++)
+		free(pn->path[i]);
+	free(pn->path);
+	hmap_release(&pn->inodes);
+}
+
 enum {
 	I_START,
 	I_END,
@@ -158,21 +207,24 @@ enum {
 	I_OFFSET,
 	I_SIZE,
 	I_PATH,
+	I_INODE,
 	I_NCOLS
 };
 static const char *const io_cols[I_NCOLS] = {
 	"time_start", "time_end", "pid",  "type", "result",
-	"handle",     "offset",	  "size", "path",
+	"handle",     "offset",	  "size", "path", "inode",
 };
 
-/* The args of an operation: what io.csv says, numbers as numbers. */
-static void add_io_args(struct strbuf *sb, struct csv_file *cf)
+/* The args of an operation: what io.csv says, numbers as numbers; the
+ * path is the file's (path_of()). */
+static void add_io_args(struct strbuf *sb, struct csv_file *cf,
+			const char *path)
 {
 	static const int numeric[] = { I_RESULT, I_HANDLE, I_OFFSET, I_SIZE };
 	int64_t v;
 
 	sb_adds(sb, ",\"args\":{\"path\":");
-	json_add_string(sb, cell(cf, I_PATH), cell_len(cf, I_PATH));
+	json_add_string(sb, path, strlen(path));
 	for (size_t i = 0; i < ARRAY_SIZE(numeric); i++)
 		if (parse_i64(cell(cf, numeric[i]), &v))
 			add_key_i64(sb, io_cols[numeric[i]], v);
@@ -200,75 +252,51 @@ static void export_io(struct chrome_out *co, struct workflow *wf,
 	struct csv_file cf = {
 		.wf = wf, .t = t, .name = "io.csv", .prob = &prob
 	};
+	struct path_names names = { .npaths = 0 };
 	int64_t start, end;
-	uint64_t pid;
+	uint64_t pid, inode;
 
 	if (csv_open(&cf, dirfd, io_cols, I_NCOLS, 4) < 0)
 		return;
+	hmap_init(&names.inodes);
 	while (csv_row(&cf)) {
 		const char *type = cell(&cf, I_TYPE);
-		const char *path = cell(&cf, I_PATH);
+		const char *path;
 
 		if (!parse_time_us(cell(&cf, I_START), &start) ||
 		    !parse_time_us(cell(&cf, I_END), &end) || end < start ||
-		    !parse_u64(cell(&cf, I_PID), &pid) || !type[0] || type[1]) {
-			bad_row(&cf, "time_start/time_end/pid/type");
+		    !parse_u64(cell(&cf, I_PID), &pid) || !type[0] || type[1] ||
+		    !opt_u64(&cf, I_INODE, &inode)) {
+			bad_row(&cf, "time_start/time_end/pid/type/inode");
 			continue;
 		}
+		path = path_of(&names, inode, cell(&cf, I_PATH));
 		begin_event(co, "X", tpid, pid);
 		add_op_name(&co->sb, type[0], path);
 		add_key_string(&co->sb, "cat", type, 1);
 		add_key_i64(&co->sb, "ts", start);
 		add_key_i64(&co->sb, "dur", end - start);
-		add_io_args(&co->sb, &cf);
+		add_io_args(&co->sb, &cf, path);
 		end_event(co);
 	}
+	path_names_release(&names);
 	csv_close(&cf);
 }
 
-/* A trace of the research's tools: reads and writes carry no path and
- * there is no procs.csv, so the names come from the opens (by inode id)
- * and a thread track is named after its pid.  Memory grows with files
- * and processes, not with events. */
+/* A trace of the research's tools: no procs.csv, so a thread track is
+ * named after its pid. */
 struct research_ctx {
 	struct chrome_out *co;
 	uint64_t tpid;
 	struct hmap pids; /* pid -> 0: its track is named */
-	struct hmap inodes; /* inode id -> index in path[] */
-	char **path;
-	size_t npaths, paths_alloc;
+	struct path_names names;
 };
-
-static const char *research_path(struct research_ctx *rc,
-				 const struct io_row *r)
-{
-	size_t i = hmap_get(&rc->inodes, &r->inode, sizeof(r->inode));
-
-	if (r->path_len && (r->type == 'O' || i == HMAP_NONE)) {
-		if (i == HMAP_NONE) {
-			if (rc->npaths == rc->paths_alloc) {
-				rc->paths_alloc = rc->paths_alloc ?
-							  rc->paths_alloc * 2 :
-							  64;
-				rc->path = xrealloc(rc->path,
-						    rc->paths_alloc *
-							    sizeof(*rc->path));
-			}
-			i = rc->npaths++;
-			rc->path[i] = NULL;
-			hmap_put(&rc->inodes, &r->inode, sizeof(r->inode), i);
-		}
-		free(rc->path[i]);
-		rc->path[i] = xstrdup(r->path);
-	}
-	return i == HMAP_NONE ? r->path : rc->path[i];
-}
 
 static void research_event(void *ctx, const struct io_row *r)
 {
 	struct research_ctx *rc = ctx;
 	struct chrome_out *co = rc->co;
-	const char *path = research_path(rc, r);
+	const char *path = path_of(&rc->names, r->inode, r->path);
 	char tname[32];
 
 	if (hmap_get(&rc->pids, &r->pid, sizeof(r->pid)) == HMAP_NONE) {
@@ -284,9 +312,8 @@ static void research_event(void *ctx, const struct io_row *r)
 	add_key_i64(&co->sb, "dur", r->end - r->start);
 	sb_adds(&co->sb, ",\"args\":{\"path\":");
 	json_add_string(&co->sb, path, strlen(path));
-	add_key_i64(&co->sb, "offset", r->type == 'R' || r->type == 'W' ?
-						r->offset :
-						-1);
+	add_key_i64(&co->sb, "offset",
+		    r->type == 'R' || r->type == 'W' ? r->offset : -1);
 	add_key_i64(&co->sb, "size", r->size);
 	add_key_i64(&co->sb, "result", r->result);
 	add_key_i64(&co->sb, "handle", (int64_t)r->handle);
@@ -305,13 +332,10 @@ static void export_research(struct chrome_out *co, struct workflow *wf,
 	struct research_ctx rc = { .co = co, .tpid = tpid };
 
 	hmap_init(&rc.pids);
-	hmap_init(&rc.inodes);
+	hmap_init(&rc.names.inodes);
 	research_scan(wf, t, dirfd, name, &prob, research_event, &rc);
-	for (size_t i = 0; i < rc.npaths; i++)
-		free(rc.path[i]);
-	free(rc.path);
+	path_names_release(&rc.names);
 	hmap_release(&rc.pids);
-	hmap_release(&rc.inodes);
 }
 
 /* The research's tools wrote it: no io.csv, a Fig. 2a CSV instead. */

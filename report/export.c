@@ -89,8 +89,9 @@ static void research_row(void *ctx, const struct io_row *r)
 	for (size_t i = 0; i < rr->c->n; i++) {
 		int k = rr->field[i];
 		/* The path without its :mountroot:sbroot suffix. */
-		const char *v = k < 0 ? "" : k == RESEARCH_NCOLS - 1 ? r->path :
-								     r->raw[k];
+		const char *v = k < 0			? "" :
+				k == RESEARCH_NCOLS - 1 ? r->path :
+							  r->raw[k];
 
 		if (i)
 			sb_addc(rr->sb, ',');
@@ -128,8 +129,7 @@ static long long export_research(struct workflow *wf, size_t id, int dirfd,
 			if (strcmp(c->name[i], research_columns[k]) == 0)
 				rr.field[i] = k;
 	}
-	research_scan(wf, &wf->task[id], dirfd, file, &prob, research_row,
-		      &rr);
+	research_scan(wf, &wf->task[id], dirfd, file, &prob, research_row, &rr);
 	return rr.rows;
 }
 

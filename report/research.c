@@ -104,9 +104,9 @@ bool research_csv_find(int dirfd, char *name, size_t size)
 }
 
 const char *const research_columns[RESEARCH_NCOLS] = {
-	"time_start", "time_end", "pid",    "utime_start", "utime_end",
-	"stime_start", "stime_end", "inode", "type",	     "result",
-	"handle",	"offset",   "size",  "flags",	     "path",
+	"time_start",  "time_end",  "pid",   "utime_start", "utime_end",
+	"stime_start", "stime_end", "inode", "type",	    "result",
+	"handle",      "offset",    "size",  "flags",	    "path",
 };
 
 /* Per-row warnings of one kind printed per file before only counting. */
@@ -171,8 +171,8 @@ static void path_warning(struct research_file *rf, size_t *count,
 {
 	if (++*count > PATH_WARNINGS_PRINTED)
 		return;
-	workflow_warn(rf->wf, "%s/%s:%zu: %s", rf->t->dir, rf->name,
-		      rf->lineno, what);
+	workflow_warn(rf->wf, "%s/%s:%zu: %s", rf->t->dir, rf->name, rf->lineno,
+		      what);
 }
 
 /* The eBPF tool writes path:mountroot:superblockroot: split at the last
@@ -193,23 +193,27 @@ static void split_path(struct research_file *rf, char *path,
 				break;
 			}
 	if (trim_end(path))
-		path_warning(rf, &rf->padded_paths,
-			     "blanks after the path trimmed (padding, or part of the name: cannot tell)");
+		path_warning(
+			rf, &rf->padded_paths,
+			"blanks after the path trimmed (padding, or part of the name: cannot tell)");
 	if (!prev || prev[1] != '/' || last[1] != '/') {
 		if (last)
-			path_warning(rf, &rf->colon_paths,
-				     "path holds ':' but no :mountroot:sbroot suffix; kept whole");
+			path_warning(
+				rf, &rf->colon_paths,
+				"path holds ':' but no :mountroot:sbroot suffix; kept whole");
 		return;
 	}
 	*last = '\0';
 	*prev = '\0';
 	*mount_root = prev + 1;
 	if (trim_end(path))
-		path_warning(rf, &rf->padded_paths,
-			     "blanks before :mountroot trimmed (padding, or part of the name: cannot tell)");
+		path_warning(
+			rf, &rf->padded_paths,
+			"blanks before :mountroot trimmed (padding, or part of the name: cannot tell)");
 	if (strchr(path, ':'))
-		path_warning(rf, &rf->colon_paths,
-			     "path holds ':' itself; split at the last two ':' (a mount root with ':' would be misread)");
+		path_warning(
+			rf, &rf->colon_paths,
+			"path holds ':' itself; split at the last two ':' (a mount root with ':' would be misread)");
 }
 
 static bool parse_numbers(char **f, struct io_row *r)
@@ -284,8 +288,7 @@ static void scan_line(struct research_file *rf, char *line, io_row_fn fn,
 }
 
 /* After the file: how many path warnings were only counted. */
-static void count_more(struct research_file *rf, size_t count,
-		       const char *what)
+static void count_more(struct research_file *rf, size_t count, const char *what)
 {
 	if (count > PATH_WARNINGS_PRINTED)
 		workflow_warn(rf->wf, "%s/%s: %zu more rows with %s",
