@@ -312,8 +312,7 @@ static void research_event(void *ctx, const struct io_row *r)
 	add_key_i64(&co->sb, "dur", r->end - r->start);
 	sb_adds(&co->sb, ",\"args\":{\"path\":");
 	json_add_string(&co->sb, path, strlen(path));
-	add_key_i64(&co->sb, "offset",
-		    r->type == 'R' || r->type == 'W' ? r->offset : -1);
+	add_key_i64(&co->sb, "offset", r->offset); /* -1 but for R, W */
 	add_key_i64(&co->sb, "size", r->size);
 	add_key_i64(&co->sb, "result", r->result);
 	add_key_i64(&co->sb, "handle", (int64_t)r->handle);

@@ -183,15 +183,9 @@ static void split_path(struct research_file *rf, char *path,
 		       const char **mount_root)
 {
 	char *last = strrchr(path, ':');
-	char *prev = NULL;
+	char *prev = last ? memrchr(path, ':', (size_t)(last - path)) : NULL;
 
 	*mount_root = "";
-	if (last)
-		for (char *p = last - 1; p >= path; p--)
-			if (*p == ':') {
-				prev = p;
-				break;
-			}
 	if (trim_end(path))
 		path_warning(
 			rf, &rf->padded_paths,
