@@ -9,12 +9,18 @@
 #include "export.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "csvin.h"
+#include "hmap.h"
 #include "json.h"
+#include "load.h"
 #include "parse.h"
+#include "research.h"
 #include "util.h"
 
 /* Flush the buffer to the stream once it holds this much. */
@@ -142,6 +148,55 @@ static void export_procs(struct chrome_out *co, struct workflow *wf,
 	csv_close(&cf);
 }
 
+/* Reads, writes and closes carry no path: they are named after the path
+ * their inode id was last opened (or named) under.  Memory grows with
+ * files, not with events. */
+struct path_names {
+	struct hmap inodes; /* inode id -> index in path[] */
+	char **path;
+	size_t npaths, alloc;
+};
+
+static size_t new_name(struct path_names *pn, uint64_t inode)
+{
+	if (pn->npaths == pn->alloc) {
+		pn->alloc = pn->alloc ? pn->alloc * 2 : 64;
+		pn->path = xrealloc(pn->path, pn->alloc * sizeof(*pn->path));
+	}
+	pn->path[pn->npaths] = NULL;
+	hmap_put(&pn->inodes, &inode, sizeof(inode), pn->npaths);
+	return pn->npaths++;
+}
+
+/* The row's path if it has one (remembered for its inode), else the
+ * inode's; "" if neither is known. */
+static const char *path_of(struct path_names *pn, uint64_t inode,
+			   const char *path)
+{
+	size_t i;
+
+	if (!inode)
+		return path;
+	i = hmap_get(&pn->inodes, &inode, sizeof(inode));
+	if (!path[0])
+		return i == HMAP_NONE ? "" : pn->path[i];
+	if (i == HMAP_NONE)
+		i = new_name(pn, inode);
+	if (!pn->path[i] || strcmp(pn->path[i], path) != 0) {
+		free(pn->path[i]);
+		pn->path[i] = xstrdup(path);
+	}
+	return pn->path[i];
+}
+
+static void path_names_release(struct path_names *pn)
+{
+	for (size_t i = 0; i < pn->npaths; i++)
+		free(pn->path[i]);
+	free(pn->path);
+	hmap_release(&pn->inodes);
+}
+
 enum {
 	I_START,
 	I_END,
@@ -152,21 +207,24 @@ enum {
 	I_OFFSET,
 	I_SIZE,
 	I_PATH,
+	I_INODE,
 	I_NCOLS
 };
 static const char *const io_cols[I_NCOLS] = {
 	"time_start", "time_end", "pid",  "type", "result",
-	"handle",     "offset",	  "size", "path",
+	"handle",     "offset",	  "size", "path", "inode",
 };
 
-/* The args of an operation: what io.csv says, numbers as numbers. */
-static void add_io_args(struct strbuf *sb, struct csv_file *cf)
+/* The args of an operation: what io.csv says, numbers as numbers; the
+ * path is the file's (path_of()). */
+static void add_io_args(struct strbuf *sb, struct csv_file *cf,
+			const char *path)
 {
 	static const int numeric[] = { I_RESULT, I_HANDLE, I_OFFSET, I_SIZE };
 	int64_t v;
 
 	sb_adds(sb, ",\"args\":{\"path\":");
-	json_add_string(sb, cell(cf, I_PATH), cell_len(cf, I_PATH));
+	json_add_string(sb, path, strlen(path));
 	for (size_t i = 0; i < ARRAY_SIZE(numeric); i++)
 		if (parse_i64(cell(cf, numeric[i]), &v))
 			add_key_i64(sb, io_cols[numeric[i]], v);
@@ -194,30 +252,116 @@ static void export_io(struct chrome_out *co, struct workflow *wf,
 	struct csv_file cf = {
 		.wf = wf, .t = t, .name = "io.csv", .prob = &prob
 	};
+	struct path_names names = { .npaths = 0 };
 	int64_t start, end;
-	uint64_t pid;
+	uint64_t pid, inode;
 
 	if (csv_open(&cf, dirfd, io_cols, I_NCOLS, 4) < 0)
 		return;
+	hmap_init(&names.inodes);
 	while (csv_row(&cf)) {
 		const char *type = cell(&cf, I_TYPE);
-		const char *path = cell(&cf, I_PATH);
+		const char *path;
 
 		if (!parse_time_us(cell(&cf, I_START), &start) ||
 		    !parse_time_us(cell(&cf, I_END), &end) || end < start ||
-		    !parse_u64(cell(&cf, I_PID), &pid) || !type[0] || type[1]) {
-			bad_row(&cf, "time_start/time_end/pid/type");
+		    !parse_u64(cell(&cf, I_PID), &pid) || !type[0] || type[1] ||
+		    !opt_u64(&cf, I_INODE, &inode)) {
+			bad_row(&cf, "time_start/time_end/pid/type/inode");
 			continue;
 		}
+		path = path_of(&names, inode, cell(&cf, I_PATH));
 		begin_event(co, "X", tpid, pid);
 		add_op_name(&co->sb, type[0], path);
 		add_key_string(&co->sb, "cat", type, 1);
 		add_key_i64(&co->sb, "ts", start);
 		add_key_i64(&co->sb, "dur", end - start);
-		add_io_args(&co->sb, &cf);
+		add_io_args(&co->sb, &cf, path);
 		end_event(co);
 	}
+	path_names_release(&names);
 	csv_close(&cf);
+}
+
+/* A trace of the research's tools: no procs.csv, so a thread track is
+ * named after its pid. */
+struct research_ctx {
+	struct chrome_out *co;
+	uint64_t tpid;
+	struct hmap pids; /* pid -> 0: its track is named */
+	struct path_names names;
+};
+
+static void research_event(void *ctx, const struct io_row *r)
+{
+	struct research_ctx *rc = ctx;
+	struct chrome_out *co = rc->co;
+	const char *path = path_of(&rc->names, r->inode, r->path);
+	char tname[32];
+
+	if (hmap_get(&rc->pids, &r->pid, sizeof(r->pid)) == HMAP_NONE) {
+		hmap_put(&rc->pids, &r->pid, sizeof(r->pid), 0);
+		snprintf(tname, sizeof(tname), "pid %llu",
+			 (unsigned long long)r->pid);
+		name_track(co, "thread_name", rc->tpid, r->pid, tname);
+	}
+	begin_event(co, "X", rc->tpid, r->pid);
+	add_op_name(&co->sb, r->type, path);
+	add_key_string(&co->sb, "cat", &r->type, 1);
+	add_key_i64(&co->sb, "ts", r->start);
+	add_key_i64(&co->sb, "dur", r->end - r->start);
+	sb_adds(&co->sb, ",\"args\":{\"path\":");
+	json_add_string(&co->sb, path, strlen(path));
+	add_key_i64(&co->sb, "offset", r->offset); /* -1 but for R, W */
+	add_key_i64(&co->sb, "size", r->size);
+	add_key_i64(&co->sb, "result", r->result);
+	add_key_i64(&co->sb, "handle", (int64_t)r->handle);
+	if (r->mount_root[0])
+		add_key_string(&co->sb, "mount_root", r->mount_root,
+			       strlen(r->mount_root));
+	sb_addc(&co->sb, '}');
+	end_event(co);
+}
+
+static void export_research(struct chrome_out *co, struct workflow *wf,
+			    struct task *t, uint64_t tpid, int dirfd,
+			    const char *name)
+{
+	struct csv_problems prob = { 0 };
+	struct research_ctx rc = { .co = co, .tpid = tpid };
+
+	hmap_init(&rc.pids);
+	hmap_init(&rc.names.inodes);
+	research_scan(wf, t, dirfd, name, &prob, research_event, &rc);
+	path_names_release(&rc.names);
+	hmap_release(&rc.pids);
+}
+
+/* The research's tools wrote it: no io.csv, a Fig. 2a CSV instead. */
+static bool research_trace(int dirfd, char *name, size_t size)
+{
+	struct stat st;
+
+	return fstatat(dirfd, "io.csv", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	       research_csv_find(dirfd, name, size);
+}
+
+static void export_task(struct chrome_out *co, struct workflow *wf,
+			struct task *t, uint64_t tpid)
+{
+	char research[NAME_MAX + 1];
+	int dirfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	name_track(co, "process_name", tpid, 0, t->name ? t->name : t->dir);
+	if (dirfd < 0)
+		return;
+	if (research_trace(dirfd, research, sizeof(research))) {
+		export_research(co, wf, t, tpid, dirfd, research);
+	} else {
+		export_procs(co, wf, t, tpid, dirfd);
+		export_io(co, wf, t, tpid, dirfd);
+	}
+	close(dirfd);
 }
 
 long long export_chrome(struct workflow *wf, FILE *out)
@@ -226,20 +370,9 @@ long long export_chrome(struct workflow *wf, FILE *out)
 
 	sb_init(&co.sb, 0);
 	sb_adds(&co.sb, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
-	for (size_t i = 0; i < wf->ntasks && !co.failed; i++) {
-		struct task *t = &wf->task[i];
-		/* pid 0 means "no process" to some viewers: tasks count from 1. */
-		uint64_t tpid = (uint64_t)i + 1;
-		int dirfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		name_track(&co, "process_name", tpid, 0,
-			   t->name ? t->name : t->dir);
-		if (dirfd < 0)
-			continue;
-		export_procs(&co, wf, t, tpid, dirfd);
-		export_io(&co, wf, t, tpid, dirfd);
-		close(dirfd);
-	}
+	/* pid 0 means "no process" to some viewers: tasks count from 1. */
+	for (size_t i = 0; i < wf->ntasks && !co.failed; i++)
+		export_task(&co, wf, &wf->task[i], (uint64_t)i + 1);
 	sb_adds(&co.sb, "\n]}\n");
 	flush_out(&co);
 	sb_release(&co.sb);

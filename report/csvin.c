@@ -42,6 +42,20 @@ int map_file(int dirfd, const char *name, const char **data, size_t *len)
 	return 0;
 }
 
+/* Hands the pages below pos back to the kernel once 8 MiB were read: the
+ * mapping is read once, front to back, and its resident pages would
+ * otherwise grow with the file (MADV_SEQUENTIAL alone keeps them). */
+void drop_read_pages(const char *data, size_t *dropped, size_t pos)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t end = pos / page * page;
+
+	if (!data || end < *dropped + (8u << 20))
+		return;
+	madvise((void *)(data + *dropped), end - *dropped, MADV_DONTNEED);
+	*dropped = end;
+}
+
 void unmap_file(const char *data, size_t len)
 {
 	if (data)
@@ -66,6 +80,7 @@ int csv_open(struct csv_file *cf, int dirfd, const char *const *want,
 				      cf->t->dir, cf->name, strerror(-err));
 		return -1;
 	}
+	cf->dropped = 0;
 	csv_reader_init(&cf->r, cf->data, cf->len);
 	if (csv_next(&cf->r, &cf->rec) != CSV_RECORD) {
 		workflow_warn(cf->wf, "%s/%s:1: no header line; file ignored",
@@ -103,6 +118,7 @@ bool csv_row(struct csv_file *cf)
 	for (;;) {
 		enum csv_status st = csv_next(&cf->r, &cf->rec);
 
+		drop_read_pages(cf->data, &cf->dropped, cf->r.pos);
 		if (st == CSV_END)
 			return false;
 		if (st == CSV_TRUNCATED) {

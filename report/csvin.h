@@ -25,10 +25,12 @@ struct csv_file {
 	struct csv_record rec;
 	size_t nheader;
 	int col[CSV_MAX_FIELDS]; /* wanted column -> field index or -1 */
+	size_t dropped; /* bytes of the mapping handed back (read past) */
 };
 
 int map_file(int dirfd, const char *name, const char **data, size_t *len);
 void unmap_file(const char *data, size_t len);
+void drop_read_pages(const char *data, size_t *dropped, size_t pos);
 
 int csv_open(struct csv_file *cf, int dirfd, const char *const *want,
 	     size_t nwant, size_t nrequired);

@@ -2,11 +2,15 @@
 #include "export.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "csvin.h"
+#include "load.h"
+#include "research.h"
 #include "util.h"
 
 static const char *const task_cols[] = { "task_id", "task_name", "task_key",
@@ -64,6 +68,81 @@ static void take_header(struct columns *c, struct csv_file *cf)
 		c->name[c->n++] = xstrdup(sb_str(&cf->rec.field[i]));
 }
 
+/* io.csv's rows from a trace of the research's tools (research.h). */
+struct research_rows {
+	size_t id;
+	const struct task *t;
+	const struct columns *c;
+	int field[CSV_MAX_FIELDS]; /* column -> Fig. 2a field; -1: none */
+	struct strbuf *sb;
+	FILE *out;
+	long long rows;
+};
+
+static void research_row(void *ctx, const struct io_row *r)
+{
+	struct research_rows *rr = ctx;
+
+	if (rr->rows < 0)
+		return;
+	write_task_cols(rr->sb, rr->id, rr->t);
+	for (size_t i = 0; i < rr->c->n; i++) {
+		int k = rr->field[i];
+		/* The path without its :mountroot:sbroot suffix. */
+		const char *v = k < 0			? "" :
+				k == RESEARCH_NCOLS - 1 ? r->path :
+							  r->raw[k];
+
+		if (i)
+			sb_addc(rr->sb, ',');
+		csv_add_field(rr->sb, v, strlen(v));
+	}
+	sb_addc(rr->sb, '\n');
+	rr->rows++;
+	if (rr->sb->len > (1u << 20) && flush(rr->sb, rr->out) < 0)
+		rr->rows = -1;
+}
+
+/* The columns of io.csv when a research trace comes first. */
+static void research_header(struct columns *c, struct strbuf *sb)
+{
+	for (size_t i = 0; i < RESEARCH_NCOLS; i++)
+		c->name[c->n++] = xstrdup(research_columns[i]);
+	c->name[c->n++] = xstrdup("path2");
+	write_header(sb, c);
+}
+
+static long long export_research(struct workflow *wf, size_t id, int dirfd,
+				 const char *file, struct columns *c,
+				 struct strbuf *sb, FILE *out)
+{
+	struct csv_problems prob = { 0 };
+	struct research_rows rr = {
+		.id = id, .t = &wf->task[id], .c = c, .sb = sb, .out = out
+	};
+
+	if (!c->n)
+		research_header(c, sb);
+	for (size_t i = 0; i < c->n; i++) {
+		rr.field[i] = -1;
+		for (int k = 0; k < RESEARCH_NCOLS; k++)
+			if (strcmp(c->name[i], research_columns[k]) == 0)
+				rr.field[i] = k;
+	}
+	research_scan(wf, &wf->task[id], dirfd, file, &prob, research_row, &rr);
+	return rr.rows;
+}
+
+/* io.csv of a trace of the research's tools: the name of its CSV. */
+static bool research_io(const char *name, int dirfd, char *file, size_t size)
+{
+	struct stat st;
+
+	return strcmp(name, "io.csv") == 0 &&
+	       fstatat(dirfd, "io.csv", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	       research_csv_find(dirfd, file, size);
+}
+
 static long long export_task(struct workflow *wf, size_t id, const char *name,
 			     struct columns *c, struct strbuf *sb, FILE *out)
 {
@@ -71,10 +150,16 @@ static long long export_task(struct workflow *wf, size_t id, const char *name,
 	struct csv_problems prob = { 0 };
 	struct csv_file cf = { .wf = wf, .t = t, .name = name, .prob = &prob };
 	long long rows = 0;
+	char research[NAME_MAX + 1];
 	int dirfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (dirfd < 0)
 		return 0;
+	if (research_io(name, dirfd, research, sizeof(research))) {
+		rows = export_research(wf, id, dirfd, research, c, sb, out);
+		close(dirfd);
+		return rows;
+	}
 	if (csv_open(&cf, dirfd, NULL, 0, 0) == 0) {
 		bool first = !c->n;
 

@@ -37,6 +37,11 @@ struct io_row {
 	char type;
 	const char *path, *path2;
 	size_t path_len, path2_len;
+	/* Only rows of the research's tools (research.h) fill these: */
+	uint64_t pid, handle;
+	int64_t size;
+	const char *mount_root; /* "" when not given */
+	const char *const *raw; /* the 15 trimmed fields; NULL: io.csv */
 };
 
 typedef void (*io_row_fn)(void *ctx, const struct io_row *r);

@@ -64,6 +64,10 @@ static bool parse_row(struct csv_file *cf, struct io_row *r)
 	r->path_len = cell_len(cf, I_PATH);
 	r->path2 = cell(cf, I_PATH2);
 	r->path2_len = cell_len(cf, I_PATH2);
+	r->pid = r->handle = 0;
+	r->size = 0;
+	r->mount_root = "";
+	r->raw = NULL;
 	return true;
 }
 
@@ -176,6 +180,10 @@ static void add_io_row(void *ctx, const struct io_row *r)
 	/* R and W rows have no path: keep the name the open gave. */
 	i = task_file_by_inode(t, r->inode, r->type == 'O' ? r->path : "",
 			       r->type == 'O' ? r->path_len : 0);
+	/* The research's eBPF tool names the mount root: files.csv's
+	 * mount point, which such a trace lacks. */
+	if (r->mount_root[0] && !t->file[i].mount_point)
+		t->file[i].mount_point = xstrdup(r->mount_root);
 	if (r->type == 'R' || r->type == 'W')
 		data_op(t, &t->file[i], r);
 	else

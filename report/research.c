@@ -28,6 +28,7 @@ enum {
 	R_PATH,
 	R_NCOLS
 };
+_Static_assert(R_NCOLS == RESEARCH_NCOLS, "Fig. 2a has 15 columns");
 
 /* The tools' first line names the columns in a comment. */
 static const char header_mark[] = "time_start, time_end, pid";
@@ -102,8 +103,46 @@ bool research_csv_find(int dirfd, char *name, size_t size)
 	return name[0] != '\0';
 }
 
+const char *const research_columns[RESEARCH_NCOLS] = {
+	"time_start",  "time_end",  "pid",   "utime_start", "utime_end",
+	"stime_start", "stime_end", "inode", "type",	    "result",
+	"handle",      "offset",    "size",  "flags",	    "path",
+};
+
+/* Per-row warnings of one kind printed per file before only counting. */
+#define PATH_WARNINGS_PRINTED 5
+
+/* One file being read: where its warnings point and how many there were. */
+struct research_file {
+	struct workflow *wf;
+	struct task *t;
+	const char *name;
+	struct csv_problems *prob;
+	size_t lineno;
+	size_t colon_paths, padded_paths;
+};
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Cuts the blanks at the end of s (NUL-terminated); true if there were. */
+static bool trim_end(char *s)
+{
+	char *e = s + strlen(s);
+	bool trimmed = false;
+
+	while (e > s && is_blank(e[-1])) {
+		*--e = '\0';
+		trimmed = true;
+	}
+	return trimmed;
+}
+
 /* Splits line (NUL-terminated) into R_NCOLS fields: the first fourteen at
- * commas, each trimmed; the rest is the path, leading blanks trimmed. */
+ * commas, each trimmed; the rest is the path, leading blanks trimmed (the
+ * separator is ", "), its trailing blanks left for split_path(). */
 static size_t split_row(char *line, char **field)
 {
 	size_t n = 0;
@@ -112,47 +151,80 @@ static size_t split_row(char *line, char **field)
 	while (n < R_PATH) {
 		char *comma = strchr(p, ',');
 
-		while (*p == ' ' || *p == '\t')
+		while (is_blank(*p))
 			p++;
 		field[n++] = p;
 		if (!comma)
 			return n;
 		*comma = '\0';
-		for (char *e = comma; e > p && (e[-1] == ' ' || e[-1] == '\t');)
-			*--e = '\0';
+		trim_end(p);
 		p = comma + 1;
 	}
-	while (*p == ' ' || *p == '\t')
+	while (is_blank(*p))
 		p++;
 	field[n++] = p;
 	return n;
 }
 
-/* path:mountroot:superblockroot (the eBPF tool) -> path; a path without
- * those two suffixes (the FUSE tool, Fig. 2a's example) is kept whole. */
-static size_t path_part(const char *path)
+static void path_warning(struct research_file *rf, size_t *count,
+			 const char *what)
 {
-	const char *last = strrchr(path, ':');
-	const char *prev = NULL;
-
-	if (last)
-		for (const char *p = last - 1; p >= path; p--)
-			if (*p == ':') {
-				prev = p;
-				break;
-			}
-	if (!prev || path[0] != '/' || prev[1] != '/' || last[1] != '/')
-		return strlen(path);
-	return (size_t)(prev - path);
+	if (++*count > PATH_WARNINGS_PRINTED)
+		return;
+	workflow_warn(rf->wf, "%s/%s:%zu: %s", rf->t->dir, rf->name, rf->lineno,
+		      what);
 }
 
-static bool parse_fields(char **f, struct io_row *r)
+/* The eBPF tool writes path:mountroot:superblockroot: split at the last
+ * two ':' when both suffixes are absolute; otherwise (the FUSE tool, Fig.
+ * 2a's example) the path is kept whole.  Cuts path in place and points
+ * mount_root into it. */
+static void split_path(struct research_file *rf, char *path,
+		       const char **mount_root)
 {
-	if (!parse_time_us(f[R_START], &r->start) ||
-	    !parse_time_us(f[R_END], &r->end) || r->end < r->start ||
-	    !parse_u64(f[R_INODE], &r->inode) || !f[R_TYPE][0] ||
-	    f[R_TYPE][1] || !parse_i64(f[R_RESULT], &r->result) ||
-	    !parse_i64(f[R_OFFSET], &r->offset))
+	char *last = strrchr(path, ':');
+	char *prev = last ? memrchr(path, ':', (size_t)(last - path)) : NULL;
+
+	*mount_root = "";
+	if (trim_end(path))
+		path_warning(
+			rf, &rf->padded_paths,
+			"blanks after the path trimmed (padding, or part of the name: cannot tell)");
+	if (!prev || prev[1] != '/' || last[1] != '/') {
+		if (last)
+			path_warning(
+				rf, &rf->colon_paths,
+				"path holds ':' but no :mountroot:sbroot suffix; kept whole");
+		return;
+	}
+	*last = '\0';
+	*prev = '\0';
+	*mount_root = prev + 1;
+	if (trim_end(path))
+		path_warning(
+			rf, &rf->padded_paths,
+			"blanks before :mountroot trimmed (padding, or part of the name: cannot tell)");
+	if (strchr(path, ':'))
+		path_warning(
+			rf, &rf->colon_paths,
+			"path holds ':' itself; split at the last two ':' (a mount root with ':' would be misread)");
+}
+
+static bool parse_numbers(char **f, struct io_row *r)
+{
+	return parse_time_us(f[R_START], &r->start) &&
+	       parse_time_us(f[R_END], &r->end) && r->end >= r->start &&
+	       parse_u64(f[R_PID], &r->pid) &&
+	       parse_u64(f[R_INODE], &r->inode) && f[R_TYPE][0] &&
+	       !f[R_TYPE][1] && parse_i64(f[R_RESULT], &r->result) &&
+	       parse_u64(f[R_HANDLE], &r->handle) &&
+	       parse_i64(f[R_OFFSET], &r->offset) &&
+	       parse_i64(f[R_SIZE], &r->size);
+}
+
+static bool parse_fields(struct research_file *rf, char **f, struct io_row *r)
+{
+	if (!parse_numbers(f, r))
 		return false;
 	r->type = f[R_TYPE][0];
 	r->flags = 0;
@@ -161,10 +233,12 @@ static bool parse_fields(char **f, struct io_row *r)
 	/* Opens log offset 0; reads and writes at a known position. */
 	if (r->type != 'R' && r->type != 'W')
 		r->offset = -1;
+	split_path(rf, f[R_PATH], &r->mount_root);
 	r->path = f[R_PATH];
-	r->path_len = path_part(f[R_PATH]);
+	r->path_len = strlen(f[R_PATH]);
 	r->path2 = "";
 	r->path2_len = 0;
+	r->raw = (const char *const *)f;
 	return true;
 }
 
@@ -177,47 +251,54 @@ static void widen_times(struct task *t, const struct io_row *r)
 }
 
 /* One line: a comment, an empty line or a data row. */
-static void scan_line(struct workflow *wf, struct task *t, const char *name,
-		      size_t lineno, char *line, struct csv_problems *prob,
-		      io_row_fn fn, void *ctx)
+static void scan_line(struct research_file *rf, char *line, io_row_fn fn,
+		      void *ctx)
 {
 	char *f[R_NCOLS];
 	struct io_row row;
 	size_t n;
-	char saved;
 
 	if (!line[0] || line[0] == '#')
 		return;
 	n = split_row(line, f);
 	if (n != R_NCOLS) {
-		prob->skipped++;
-		workflow_warn(wf, "%s/%s:%zu: %zu fields, want %d; row skipped",
-			      t->dir, name, lineno, n, R_NCOLS);
+		rf->prob->skipped++;
+		workflow_warn(rf->wf,
+			      "%s/%s:%zu: %zu fields, want %d; row skipped",
+			      rf->t->dir, rf->name, rf->lineno, n, R_NCOLS);
 		return;
 	}
-	if (!parse_fields(f, &row)) {
-		prob->skipped++;
+	if (!parse_fields(rf, f, &row)) {
+		rf->prob->skipped++;
 		workflow_warn(
-			wf,
-			"%s/%s:%zu: bad value (times, inode, type, result, offset or flags); row skipped",
-			t->dir, name, lineno);
+			rf->wf,
+			"%s/%s:%zu: bad value (times, pid, inode, type, result, handle, offset, size or flags); row skipped",
+			rf->t->dir, rf->name, rf->lineno);
 		return;
 	}
-	prob->rows++;
-	widen_times(t, &row);
-	/* The consumer reads path_len bytes of path: cut it there. */
-	saved = f[R_PATH][row.path_len];
-	f[R_PATH][row.path_len] = '\0';
+	rf->prob->rows++;
+	widen_times(rf->t, &row);
 	fn(ctx, &row);
-	f[R_PATH][row.path_len] = saved;
+}
+
+/* After the file: how many path warnings were only counted. */
+static void count_more(struct research_file *rf, size_t count, const char *what)
+{
+	if (count > PATH_WARNINGS_PRINTED)
+		workflow_warn(rf->wf, "%s/%s: %zu more rows with %s",
+			      rf->t->dir, rf->name,
+			      count - PATH_WARNINGS_PRINTED, what);
 }
 
 void research_scan(struct workflow *wf, struct task *t, int dirfd,
 		   const char *name, struct csv_problems *prob, io_row_fn fn,
 		   void *ctx)
 {
+	struct research_file rf = {
+		.wf = wf, .t = t, .name = name, .prob = prob
+	};
 	const char *data;
-	size_t len, pos = 0, lineno = 0;
+	size_t len, pos = 0, dropped = 0;
 	struct strbuf line;
 	int err = map_file(dirfd, name, &data, &len);
 
@@ -232,13 +313,13 @@ void research_scan(struct workflow *wf, struct task *t, int dirfd,
 		const char *nl = memchr(data + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - data) : len;
 
-		lineno++;
+		rf.lineno++;
 		if (!nl) {
 			/* The tool was stopped mid-write. */
 			prob->truncated = true;
 			workflow_warn(wf,
 				      "%s/%s:%zu: truncated last line ignored",
-				      t->dir, name, lineno);
+				      t->dir, name, rf.lineno);
 			break;
 		}
 		sb_reset(&line);
@@ -246,9 +327,12 @@ void research_scan(struct workflow *wf, struct task *t, int dirfd,
 		if (line.len && line.buf[line.len - 1] == '\r')
 			line.buf[--line.len] = '\0';
 		if (line.buf)
-			scan_line(wf, t, name, lineno, line.buf, prob, fn, ctx);
+			scan_line(&rf, line.buf, fn, ctx);
 		pos = end + 1;
+		drop_read_pages(data, &dropped, pos);
 	}
 	sb_release(&line);
 	unmap_file(data, len);
+	count_more(&rf, rf.colon_paths, "':' in the path");
+	count_more(&rf, rf.padded_paths, "blanks trimmed from the path");
 }

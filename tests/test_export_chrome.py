@@ -3,6 +3,7 @@ and chrome://tracing import) checked event by event against the traces."""
 import csv
 import io
 import json
+import os
 import subprocess
 from decimal import Decimal
 
@@ -12,6 +13,12 @@ from conftest import IOWRAP, run_iowrap
 def rows(path):
     text = path.read_bytes().decode("utf-8", "surrogateescape")
     return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def base(path):
+    """report/chrome.c's basename: the path itself if it ends in '/'."""
+    i = path.rfind("/")
+    return path[i + 1:] if i >= 0 and path[i + 1:] else path
 
 
 def usec(seconds):
@@ -56,17 +63,33 @@ def test_chrome_export_matches_the_traces(tmp_path):
                and e["cat"] != "process"]
         want = rows(traces / task / "io.csv")
         assert len(ops) == len(want) > 0
+        names = {}      # inode id -> the path it was last named by
+        named_rw = 0
         for e, r in zip(ops, want):
+            path = r["path"]
+            if r["inode"] not in ("", "0"):
+                if path:
+                    names[r["inode"]] = path
+                path = names.get(r["inode"], "")
             assert e["tid"] == int(r["pid"])
             assert e["cat"] == r["type"]
-            assert e["name"] == r["type"] + " " + \
-                r["path"].rsplit("/", 1)[-1]
+            assert e["name"] == r["type"] + " " + base(path)
             assert e["ts"] == usec(r["time_start"])
             assert e["dur"] == usec(r["time_end"]) - usec(r["time_start"])
-            assert e["args"]["path"] == r["path"]
+            assert e["args"]["path"] == path
+            named_rw += r["type"] in "RW" and r["path"] == "" and path != ""
             for key in ("result", "handle", "offset", "size"):
                 if r[key] != "":
                     assert e["args"][key] == int(r[key]), (key, r)
+        # io.csv's reads and writes carry no path: named after the open.
+        assert named_rw > 0
+    # Exactly: a process_name per task, a thread_name per process, a
+    # lifetime slice per ended process, a slice per io.csv row.
+    procs = [r for t in ("t1", "t2") for r in rows(traces / t / "procs.csv")]
+    ops = sum(len(rows(traces / t / "io.csv")) for t in ("t1", "t2"))
+    ended = sum(1 for r in procs if r["end_time"] != "")
+    assert len(events) == 2 + len(procs) + ended + ops
+    assert sum(e["ph"] == "M" for e in events) == 2 + len(procs)
     # The hostile name survived JSON escaping exactly.
     assert any(e["ph"] == "X" and e["args"].get("path") == str(odd)
                for e in events)
@@ -87,3 +110,66 @@ def test_chrome_export_bad_input(tmp_path):
                         str(empty)], capture_output=True, text=True)
     assert p.returncode == 2
     assert "--format must be csv or chrome" in p.stderr
+
+
+def test_chrome_export_invalid_utf8_path(tmp_path):
+    """A name that is not UTF-8: each bad byte becomes U+FFFD (json.c)."""
+    work = tmp_path / "w"
+    work.mkdir()
+    bad = os.fsencode(str(work)) + b"/bad\xff\xfe.txt"
+    with open(bad, "wb") as f:
+        f.write(b"x" * 100)
+    run_iowrap(["-l", "full", "--", "cat", bad.decode("utf-8",
+                                                      "surrogateescape")],
+               outdir=tmp_path / "t", cwd=work, check=0)
+    p = subprocess.run([str(IOWRAP), "export", "--format", "chrome",
+                        str(tmp_path / "t")], capture_output=True)
+    assert p.returncode == 0, p.stderr
+    p.stdout.decode("utf-8")           # strictly valid UTF-8
+    events = json.loads(p.stdout)["traceEvents"]
+    want = str(work) + "/bad\ufffd\ufffd.txt"
+    reads = [e for e in events if e["ph"] == "X" and e.get("cat") == "R"
+             and e["args"]["path"] == want]
+    assert reads and reads[0]["name"] == "R bad\ufffd\ufffd.txt"
+    assert sum(e["args"]["result"] for e in reads) == 100
+
+
+def write_synthetic(d, n):
+    """A trace of n reads (procs.csv and io.csv as iowrap writes them)."""
+    d.mkdir()
+    (d / "procs.csv").write_text(
+        "time,end_time,pid,ppid,exe\n1.000000,9.000000,100,1,/bin/cat\n")
+    with open(d / "io.csv", "w") as f:
+        f.write("time_start,time_end,pid,utime_start,utime_end,"
+                "stime_start,stime_end,inode,type,result,handle,offset,"
+                "size,flags,path,path2\n")
+        f.writelines(f"1.{i:06d},1.{i:06d},100,0,0,0,0,1,R,4096,1,"
+                     f"{i * 4096},4096,0x00000000,/d/f,\n" for i in range(n))
+
+
+def export_maxrss(trace, out):
+    """Peak RSS (KiB) of one export run, from wait4's rusage."""
+    pid = os.spawnv(os.P_NOWAIT, str(IOWRAP), [
+        str(IOWRAP), "export", "--format", "chrome", "-o", str(out),
+        str(trace)])
+    _, status, usage = os.wait4(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return usage.ru_maxrss
+
+
+def test_chrome_export_memory_does_not_grow_with_events(tmp_path):
+    """10,000 and 800,000 events (a 59 MB io.csv): peak RSS within
+    12 MiB (before csvin handed read pages back it grew by the file)."""
+    sizes = {}
+    for n in (10000, 800000):
+        write_synthetic(tmp_path / f"t{n}", n)
+        out = tmp_path / f"t{n}.json"
+        sizes[n] = export_maxrss(tmp_path / f"t{n}", out)
+        with open(out) as f:
+            events = json.load(f)["traceEvents"]
+        assert len(events) == 3 + n
+        assert events[-1]["ts"] == 1000000 + n - 1
+        assert events[-1]["args"]["offset"] == (n - 1) * 4096
+        del events
+    assert (tmp_path / "t800000" / "io.csv").stat().st_size > 50 << 20
+    assert sizes[800000] - sizes[10000] < 12 << 10, sizes
