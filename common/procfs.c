@@ -397,16 +397,10 @@ static pid_t tracer_pid(void)
 {
 	char status[4096];
 	const char *line;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
+	if (read_file_at(AT_FDCWD, "/proc/self/status", status,
+			 sizeof(status)) <= 0)
 		return 0;
-	n = read(fd, status, sizeof(status) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	status[n] = '\0';
 	line = strstr(status, "\nTracerPid:");
 	return line ? (pid_t)strtol(line + 11, NULL, 10) : 0;
 }

@@ -29,6 +29,8 @@
 struct chrome_out {
 	FILE *out;
 	struct strbuf sb;
+	struct strbuf
+		label; /* an event's name, reused: no allocation per event */
 	bool first; /* no event written yet: no comma before the next */
 	bool failed;
 	long long events;
@@ -232,17 +234,14 @@ static void add_io_args(struct strbuf *sb, struct csv_file *cf,
 }
 
 /* "R input.bam": the operation's type and the file's name. */
-static void add_op_name(struct strbuf *sb, char type, const char *path)
+static void add_op_name(struct chrome_out *co, char type, const char *path)
 {
-	struct strbuf label;
-
-	sb_init(&label, 0);
-	sb_addc(&label, type);
-	sb_addc(&label, ' ');
-	sb_adds(&label, basename_of(path));
-	sb_adds(sb, ",\"name\":");
-	json_add_string(sb, sb_str(&label), label.len);
-	sb_release(&label);
+	sb_reset(&co->label);
+	sb_addc(&co->label, type);
+	sb_addc(&co->label, ' ');
+	sb_adds(&co->label, basename_of(path));
+	sb_adds(&co->sb, ",\"name\":");
+	json_add_string(&co->sb, sb_str(&co->label), co->label.len);
 }
 
 static void export_io(struct chrome_out *co, struct workflow *wf,
@@ -272,7 +271,7 @@ static void export_io(struct chrome_out *co, struct workflow *wf,
 		}
 		path = path_of(&names, inode, cell(&cf, I_PATH));
 		begin_event(co, "X", tpid, pid);
-		add_op_name(&co->sb, type[0], path);
+		add_op_name(co, type[0], path);
 		add_key_string(&co->sb, "cat", type, 1);
 		add_key_i64(&co->sb, "ts", start);
 		add_key_i64(&co->sb, "dur", end - start);
@@ -306,7 +305,7 @@ static void research_event(void *ctx, const struct io_row *r)
 		name_track(co, "thread_name", rc->tpid, r->pid, tname);
 	}
 	begin_event(co, "X", rc->tpid, r->pid);
-	add_op_name(&co->sb, r->type, path);
+	add_op_name(co, r->type, path);
 	add_key_string(&co->sb, "cat", &r->type, 1);
 	add_key_i64(&co->sb, "ts", r->start);
 	add_key_i64(&co->sb, "dur", r->end - r->start);
@@ -369,6 +368,7 @@ long long export_chrome(struct workflow *wf, FILE *out)
 	struct chrome_out co = { .out = out, .first = true };
 
 	sb_init(&co.sb, 0);
+	sb_init(&co.label, 0);
 	sb_adds(&co.sb, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
 	/* pid 0 means "no process" to some viewers: tasks count from 1. */
 	for (size_t i = 0; i < wf->ntasks && !co.failed; i++)
@@ -376,5 +376,6 @@ long long export_chrome(struct workflow *wf, FILE *out)
 	sb_adds(&co.sb, "\n]}\n");
 	flush_out(&co);
 	sb_release(&co.sb);
+	sb_release(&co.label);
 	return co.failed ? -1 : co.events;
 }
