@@ -400,6 +400,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.used_io_uring = res.used_io_uring;
 	st->summary.follow_phases = res.follow_phases;
 	st->summary.follow_starved = res.follow_starved;
+	st->summary.follow_moves = res.follow_moves;
 	if (res.main_reaped)
 		set_main_exit(&st->summary, res.main_status);
 	else

@@ -79,6 +79,7 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 	json_open_object(j, "cpu_follow");
 	json_u64(j, "phases", s->follow_phases);
 	json_u64(j, "starved", s->follow_starved);
+	json_u64(j, "moves", s->follow_moves);
 	json_close_object(j);
 	json_u64(j, "processes_unmeasured", s->totals.processes_unmeasured);
 	json_open_array(j, "problems");

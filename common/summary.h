@@ -54,7 +54,8 @@ struct run_summary {
 	uint64_t syscall_stops; /* seccomp and syscall-exit stops */
 	uint64_t unknown_syscalls; /* trapped syscalls not in our tables */
 	bool used_io_uring; /* its operations are not traced one by one */
-	uint64_t follow_phases, follow_starved; /* see ptrace/cpufollow.h */
+	uint64_t follow_phases, follow_starved,
+		follow_moves; /* see ptrace/cpufollow.h */
 	const char *totals_source; /* "ptrace-exit-stops" or "rusage" */
 	struct tree_totals totals;
 	const struct option_value *options;

@@ -285,19 +285,25 @@ static void note_demotion(struct cpu_follow *f, int64_t now)
 	f->holdoff_until_us = now + f->holdoff_us;
 }
 
+static void read_tracee_cpu(struct cpu_follow *f, int64_t now)
+{
+	int cpu = tracee_cpu(f, f->tid);
+
+	f->since_check = 0;
+	f->checked_us = now;
+	if (cpu >= 0 && cpu != f->cpu && pin_to(0, cpu) == 0) {
+		f->cpu = cpu;
+		f->moves++;
+	}
+}
+
 /* Load balancing may move the tracee; follow it. */
 static void recheck_cpu(struct cpu_follow *f, int64_t now)
 {
-	int cpu;
-
 	if (++f->since_check < FOLLOW_RECHECK &&
 	    now - f->checked_us < FOLLOW_RECHECK_US)
 		return;
-	f->since_check = 0;
-	f->checked_us = now;
-	cpu = tracee_cpu(f, f->tid);
-	if (cpu >= 0 && cpu != f->cpu && pin_to(0, cpu) == 0)
-		f->cpu = cpu;
+	read_tracee_cpu(f, now);
 }
 
 void follow_stop(struct cpu_follow *f, pid_t tid)
@@ -326,6 +332,20 @@ void follow_stop(struct cpu_follow *f, pid_t tid)
 	f->last_stop_us = now;
 	if (f->run >= FOLLOW_RUN_MIN && now >= f->holdoff_until_us)
 		enter(f, now);
+}
+
+/*
+ * On the tracee's CPU the SCHED_IDLE tracer runs again only once the tracee
+ * stops or sleeps.  Running while it has not stopped means it sleeps in a
+ * syscall, or the load balancer moved it to the other CPU: a tracee that
+ * computes between stops (gzip) leaves the preempted tracer runnable beside
+ * it, and an idle CPU pulls the tracee away within milliseconds.  Every
+ * stop after that would cross CPUs until the next periodic re-read.
+ */
+void follow_missed(struct cpu_follow *f)
+{
+	if (f->active)
+		read_tracee_cpu(f, now_monotonic_us());
 }
 
 void follow_release(struct cpu_follow *f)

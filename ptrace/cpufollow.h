@@ -41,7 +41,7 @@ struct cpu_follow {
 	int64_t last_stop_us;
 	int64_t active_since_us, checked_us;
 	int64_t holdoff_until_us, holdoff_us;
-	unsigned long phases, starved;
+	unsigned long phases, starved, moves;
 
 	/* shared with the watchdog thread */
 	atomic_ulong progress;
@@ -56,6 +56,8 @@ struct cpu_follow {
 void follow_init(struct cpu_follow *f, int procfd, bool enabled);
 /* Called at every stop of tid, before it is resumed. */
 void follow_stop(struct cpu_follow *f, pid_t tid);
+/* A wait found no stop pending: the tracee may have moved. */
+void follow_missed(struct cpu_follow *f);
 /* Back to the tracer's own CPUs and policy; stops the watchdog. */
 void follow_release(struct cpu_follow *f);
 

@@ -302,10 +302,19 @@ static void finish_lost(struct tracer *tr)
  * stops) makes the tracer sleep at once for the next 1, 2, 4 ... 256 waits,
  * so it does not burn a CPU the task could use.
  */
-static pid_t wait_next(struct spin *sp, int *status)
+static pid_t wait_next(struct spin *sp, struct cpu_follow *follow, int *status)
 {
+	pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
 	int64_t until;
 
+	if (tid != 0) {
+		if (sp->skip)
+			sp->skip--;
+		else
+			sp->backoff = 0;
+		return tid;
+	}
+	follow_missed(follow);
 	if (sp->window_us <= 0 || sp->skip) {
 		if (sp->skip)
 			sp->skip--;
@@ -313,8 +322,7 @@ static pid_t wait_next(struct spin *sp, int *status)
 	}
 	until = now_monotonic_us() + sp->window_us;
 	do {
-		pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
-
+		tid = waitpid(-1, status, __WALL | WNOHANG);
 		if (tid != 0) {
 			sp->backoff = 0;
 			return tid;
@@ -380,7 +388,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 			detach_remaining(&tr);
 			break;
 		}
-		tid = wait_next(&tr.spin, &status);
+		tid = wait_next(&tr.spin, &tr.follow, &status);
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
@@ -399,6 +407,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	follow_release(&tr.follow);
 	result->follow_phases = tr.follow.phases;
 	result->follow_starved = tr.follow.starved;
+	result->follow_moves = tr.follow.moves;
 	result->max_concurrent = tr.table.max_live_processes;
 	if (tr.io_on) {
 		result->syscall_stops = tr.io.syscall_stops;

@@ -40,6 +40,7 @@ struct tracer_result {
 	bool used_io_uring;
 	uint64_t follow_phases; /* runs of stops served on the tracee's CPU */
 	uint64_t follow_starved; /* ... ended because the tracer starved */
+	uint64_t follow_moves; /* times the tracer re-pinned to a moved tracee */
 	char error[256]; /* why tracing broke off, if it did */
 };
 

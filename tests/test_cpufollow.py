@@ -38,6 +38,15 @@ def follow(trace):
     return t["cpu_follow"]
 
 
+def following(trace, data):
+    """cpu_follow of a run that read all of data and followed at least
+    once."""
+    assert reads_of(trace, data) == (READS, READS * BLOCK)
+    phases = follow(trace)
+    assert phases["phases"] >= 1
+    return phases
+
+
 def dd(path, count):
     return ["dd", f"if={path}", "of=/dev/null", f"bs={BLOCK}",
             f"count={count}", "status=none"]
@@ -58,12 +67,34 @@ def test_no_follow_cpu_never_follows(iowrap, data):
     trace = iowrap("-l", "full", "--no-follow-cpu", "--",
                    *dd(data, READS), check=0)
     assert reads_of(trace, data) == (READS, READS * BLOCK)
-    assert follow(trace) == {"phases": 0, "starved": 0}
+    assert follow(trace) == {"phases": 0, "starved": 0, "moves": 0}
 
 
 def test_summary_level_never_follows(iowrap, data):
     trace = iowrap("--", *dd(data, READS), check=0)
-    assert follow(trace) == {"phases": 0, "starved": 0}
+    assert follow(trace) == {"phases": 0, "starved": 0, "moves": 0}
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+def test_tracer_follows_a_tracee_that_moves(iowrap, data):
+    """The tracee moves itself to the other CPU every 20 reads (what the
+    load balancer does to a tracee that computes between stops).  The
+    tracer, left behind on the old CPU, runs while no stop is pending,
+    reads the tracee's CPU again and follows it at once.  The periodic
+    re-read alone (every 256 stops or 10 ms) catches about one move in ten
+    here; following at once catches more than one per move."""
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    per_move = 20
+    moves = READS // per_move
+    script = (f"import os\n"
+              f"fd = os.open({str(data)!r}, os.O_RDONLY)\n"
+              f"for i in range({moves}):\n"
+              f"    os.sched_setaffinity(0, {{{cpus!r}[i % 2]}})\n"
+              f"    for j in range({per_move}):\n"
+              f"        os.read(fd, {BLOCK})\n")
+    trace = iowrap("-l", "full", "--", "python3", "-c", script, check=0)
+    phases = following(trace, data)
+    assert phases["moves"] >= moves // 2, phases
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
@@ -80,7 +111,4 @@ def test_starved_tracer_gives_up_its_cpu(iowrap, data):
               f"bs={BLOCK} count={READS} status=none; st=$?; kill $loop; "
               f"exit $st")
     trace = iowrap("-l", "full", "--", "sh", "-c", script, check=0)
-    assert reads_of(trace, data) == (READS, READS * BLOCK)
-    phases = follow(trace)
-    assert phases["phases"] >= 1
-    assert phases["starved"] >= 1, phases
+    assert following(trace, data)["starved"] >= 1
