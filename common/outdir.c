@@ -199,7 +199,27 @@ static int open_user_dir(const char *dir, struct strbuf *why)
 	return parentfd;
 }
 
-/* One level we create or share with other tasks: never a symlink. */
+/*
+ * A level another user made (a HOST directory planted in a shared --root)
+ * would let that user read the traces, or swap them.
+ */
+static int check_owner(int fd, const char *path, struct strbuf *why)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		sb_addf(why, "cannot stat %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (st.st_uid == geteuid())
+		return 0;
+	sb_addf(why,
+		"%s belongs to uid %u, not to you (uid %u); refusing to write traces there (remove it or choose another --root)",
+		path, (unsigned)st.st_uid, (unsigned)geteuid());
+	return -EPERM;
+}
+
+/* One level we create or share with other tasks: ours, never a symlink. */
 static int open_shared_level(int dirfd, const char *name, const char *path,
 			     struct strbuf *why)
 {
@@ -212,8 +232,13 @@ static int open_shared_level(int dirfd, const char *name, const char *path,
 	}
 	fd = openat(dirfd, name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
+	if (fd >= 0) {
+		err = check_owner(fd, path, why);
+		if (err == 0)
+			return fd;
+		close(fd);
+		return err;
+	}
 	err = errno == ENOTDIR || errno == ELOOP ? -ELOOP : -errno;
 	if (err == -ELOOP)
 		sb_addf(why,

@@ -643,24 +643,43 @@ def test_env_root_and_precedence(tmp_path):
     assert not (tmp_path / "opt" / HOST / "t-2").exists()
 
 
+def runs_untraced(root, problem):
+    """ROOT/HOST is refused with one line naming the problem and the fix;
+    the task runs all the same."""
+    proc = run([IOWRAP, "--root", root, "--task", "t", "--", "echo", "ok"],
+               env=clean_env(), text=True)
+    assert proc.returncode == 0 and proc.stdout == "ok\n"
+    assert proc.stderr == (
+        f"iowrap: {root}/{HOST} {problem} (remove it or choose another "
+        "--root); the task runs untraced\n")
+
+
 def test_symlink_at_host_is_refused(tmp_path):
     root = tmp_path / "R"
     elsewhere = tmp_path / "elsewhere"
     root.mkdir()
     elsewhere.mkdir()
     (root / HOST).symlink_to(elsewhere)
-    proc = run([IOWRAP, "--root", root, "--task", "t", "--", "echo", "ok"],
-               env=clean_env(), text=True)
-    assert proc.returncode == 0 and proc.stdout == "ok\n"
-    assert proc.stderr == (
-        f"iowrap: {root}/{HOST} is a symlink or not a directory; refusing "
-        "to follow it (remove it or choose another --root); the task runs "
-        "untraced\n")
+    runs_untraced(root, "is a symlink or not a directory; refusing to "
+                  "follow it")
     assert list(elsewhere.iterdir()) == []
     # --strict: the task does not run.
     proc = run([IOWRAP, "--strict", "--root", root, "--", "true"],
                env=clean_env())
     assert proc.returncode == 125
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown")
+def test_host_dir_of_another_user_is_refused(tmp_path):
+    """A HOST directory planted in a shared root by another user: root
+    could write into it (CAP_DAC_OVERRIDE), so only the owner check stops
+    the traces from landing where that user can read or swap them."""
+    root = tmp_path / "R"
+    (root / HOST).mkdir(parents=True)
+    os.chown(root / HOST, 65534, 65534)
+    runs_untraced(root, "belongs to uid 65534, not to you (uid 0); "
+                  "refusing to write traces there")
+    assert list((root / HOST).iterdir()) == []
 
 
 def test_symlink_at_key_is_skipped(tmp_path):
