@@ -522,7 +522,7 @@ over the runs follows in square brackets when it varies.  Baselines are means of
   reads its clock before its last work (formatting and writing the report,
   `exit_group`, and the exit stop itself, which signals and wakes the
   tracer before the tracee is switched out), and iowrap reads the exact
-  `sum_exec_runtime` from `/proc/PID/task/TID/schedstat` after all of
+  `sum_exec_runtime` (the process's CPU clock) after all of
   it.  Traced with ftrace while this benchmark was written (busyloop 10^7
   under iowrap, 12–26 µs over the truth): 8–11 µs from the clock reading
   to the tracer's notification (formatting the report, `write()`,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "argv.h"
@@ -143,18 +144,6 @@ int parse_proc_io(const char *text, struct proc_io *io)
 			line++;
 	}
 	return seen ? 0 : -EINVAL;
-}
-
-int parse_proc_schedstat(const char *text, uint64_t *cpu_ns)
-{
-	char copy[128];
-	char *f[3];
-
-	snprintf(copy, sizeof(copy), "%s", text);
-	if (split_fields(copy, f, ARRAY_SIZE(f)) < 1 ||
-	    !parse_u64(f[0], cpu_ns))
-		return -EINVAL;
-	return 0;
 }
 
 static void set_entry(struct cgroup_entry *cg, int version,
@@ -339,13 +328,15 @@ int read_task_status(int procfd, pid_t pid, pid_t tid, struct proc_status *st)
 	return n < 0 ? (int)n : parse_proc_status(buf, st);
 }
 
-int read_task_schedstat(int procfd, pid_t pid, pid_t tid, uint64_t *cpu_ns)
+int read_process_clock_ns(pid_t pid, enum process_clock which, uint64_t *ns)
 {
-	char buf[128];
-	ssize_t n =
-		read_pid_file(procfd, pid, tid, "schedstat", buf, sizeof(buf));
+	clockid_t id = (clockid_t)((~(unsigned)pid << 3) | (unsigned)which);
+	struct timespec ts;
 
-	return n < 0 ? (int)n : parse_proc_schedstat(buf, cpu_ns);
+	if (clock_gettime(id, &ts) < 0)
+		return -errno;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return 0;
 }
 
 int read_proc_io(int procfd, pid_t pid, struct proc_io *io)
@@ -379,17 +370,14 @@ int read_proc_link(int procfd, pid_t pid, const char *name, struct strbuf *sb)
 	return 0;
 }
 
-int read_proc_cmdline(int procfd, pid_t pid, struct strbuf *sb)
+int read_proc_cmdline(int procfd, pid_t pid, char *buf, size_t size,
+		      struct strbuf *sb)
 {
-	enum { CMDLINE_MAX = 64 * 1024 };
-	char *buf = xmalloc(CMDLINE_MAX + 1);
-	ssize_t n =
-		read_pid_file(procfd, pid, 0, "cmdline", buf, CMDLINE_MAX + 1);
+	ssize_t n = read_pid_file(procfd, pid, 0, "cmdline", buf, size);
 
 	sb_reset(sb);
 	if (n >= 0)
 		argv_quote_nul_list(sb, buf, (size_t)n);
-	free(buf);
 	return n < 0 ? (int)n : 0;
 }
 

@@ -45,7 +45,6 @@ struct cgroup_entry {
 int parse_proc_stat(const char *text, struct proc_stat *st);
 int parse_proc_status(const char *text, struct proc_status *st);
 int parse_proc_io(const char *text, struct proc_io *io);
-int parse_proc_schedstat(const char *text, uint64_t *cpu_ns);
 /* Picks the v2 line if the host has a cgroup2 mount (has_v2), else the v1
  * line of the memory controller, else name=systemd, else the first. */
 int parse_proc_cgroup(const char *text, bool has_v2, struct cgroup_entry *cg);
@@ -71,14 +70,32 @@ bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size);
 int proc_open_root(void);
 int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st);
 int read_task_status(int procfd, pid_t tgid, pid_t tid, struct proc_status *st);
-int read_task_schedstat(int procfd, pid_t tgid, pid_t tid, uint64_t *cpu_ns);
+/*
+ * A process's CPU clocks (clock_getcpuclockid's; the kernel lets any
+ * process read another's): PROF is user plus system time and VIRT user
+ * time, both tick-sampled; SCHED is the exact on-CPU time of all its
+ * threads, the dead ones included.  No /proc read.
+ */
+enum process_clock {
+	PROCESS_CLOCK_PROF = 0,
+	PROCESS_CLOCK_VIRT = 1,
+	PROCESS_CLOCK_SCHED = 2
+};
+int read_process_clock_ns(pid_t pid, enum process_clock which, uint64_t *ns);
 int read_proc_io(int procfd, pid_t pid, struct proc_io *io);
 int read_proc_cgroup(int procfd, pid_t pid, bool has_v2,
 		     struct cgroup_entry *cg);
 /* readlink of /proc/PID/NAME (exe, cwd) into sb. */
 int read_proc_link(int procfd, pid_t pid, const char *name, struct strbuf *sb);
-/* /proc/PID/cmdline, quoted as common/argv.h describes, bounded. */
-int read_proc_cmdline(int procfd, pid_t pid, struct strbuf *sb);
+/*
+ * /proc/PID/cmdline, quoted as common/argv.h describes, bounded by the
+ * caller's buffer (read_file_at's size: one byte is kept for a NUL).  A
+ * tracer reads one at every exec: the buffer is the caller's to reuse, as
+ * a fresh 64 KiB allocation is an mmap, page faults and a munmap whose TLB
+ * flush interrupts the task's CPU.
+ */
+int read_proc_cmdline(int procfd, pid_t pid, char *buf, size_t size,
+		      struct strbuf *sb);
 
 /* True when this process's tracer runs the same program file (an iowrap
  * started by a task iowrap traces). */

@@ -216,29 +216,16 @@ static bool path_arg(struct iotrace *io, struct tracee *t, int dirfd,
 
 /* ---- events ------------------------------------------------------- */
 
-/*
- * The process's user and system CPU time at this stop, with no /proc read:
- * the kernel lets any process read another's process CPU clocks
- * (clock_getcpuclockid): CPUCLOCK_VIRT is user time, CPUCLOCK_PROF user
- * plus system.  Per-thread clocks are refused for other processes.
- */
-static uint64_t cpu_clock_us(pid_t pid, int which)
-{
-	clockid_t id = (clockid_t)((~(unsigned)pid << 3) | (unsigned)which);
-	struct timespec ts;
-
-	if (clock_gettime(id, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
+/* The process's user and system CPU time at this stop: two clock reads,
+ * no /proc read. */
 static void process_times(struct tracee *t, uint64_t *ut, uint64_t *st)
 {
-	enum { CPUCLOCK_PROF = 0, CPUCLOCK_VIRT = 1 };
-	uint64_t prof = cpu_clock_us(t->proc->rec.pid, CPUCLOCK_PROF);
+	uint64_t prof = 0, virt = 0;
 
-	*ut = cpu_clock_us(t->proc->rec.pid, CPUCLOCK_VIRT);
-	*st = prof > *ut ? prof - *ut : 0;
+	read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_PROF, &prof);
+	read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_VIRT, &virt);
+	*ut = virt / 1000;
+	*st = prof / 1000 > *ut ? prof / 1000 - *ut : 0;
 }
 
 struct op {

@@ -19,6 +19,7 @@ void proc_table_init(struct proc_table *pt, int procfd,
 	pidmap_init(&pt->processes);
 	pt->procfd = procfd;
 	pt->cgroups = cgroups;
+	pt->cmdline_buf = xmalloc(CMDLINE_BUF_SIZE);
 }
 
 void proc_table_release(struct proc_table *pt)
@@ -33,6 +34,8 @@ void proc_table_release(struct proc_table *pt)
 	}
 	pidmap_release(&pt->tracees);
 	pidmap_release(&pt->processes);
+	free(pt->cmdline_buf);
+	pt->cmdline_buf = NULL;
 }
 
 struct tracee *tracee_find(struct proc_table *pt, pid_t tid)
@@ -145,7 +148,8 @@ static void read_exe_argv(struct proc_table *pt, struct process *p)
 {
 	if (read_proc_link(pt->procfd, p->rec.pid, "exe", &p->exe) < 0)
 		sb_reset(&p->exe);
-	if (read_proc_cmdline(pt->procfd, p->rec.pid, &p->argv) < 0)
+	if (read_proc_cmdline(pt->procfd, p->rec.pid, pt->cmdline_buf,
+			      CMDLINE_BUF_SIZE, &p->argv) < 0)
 		sb_reset(&p->argv);
 }
 
@@ -179,18 +183,19 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 	read_exe_argv(pt, p);
 }
 
-/* Per thread: exact on-CPU time and context switches, the shared mm. */
+/*
+ * Per thread: context switches, and the peaks of the shared mm.  The
+ * leader's /proc/PID/status is its own thread's: for the usual one-thread
+ * process that spares the task/TID lookups (every /proc entry of a new
+ * pid costs a dentry and an inode, most of what measuring it costs).
+ */
 static void measure_thread(struct proc_table *pt, struct process *p, pid_t tid)
 {
 	struct proc_usage *u = &p->rec.usage;
 	struct proc_status st;
-	uint64_t ns;
 
-	if (read_task_schedstat(pt->procfd, p->rec.pid, tid, &ns) == 0)
-		u->cpu_ns += ns;
-	else
-		p->thread_unmeasured = true;
-	if (read_task_status(pt->procfd, p->rec.pid, tid, &st) < 0) {
+	if (read_task_status(pt->procfd, p->rec.pid,
+			     tid == p->rec.pid ? 0 : tid, &st) < 0) {
 		p->thread_unmeasured = true;
 		return;
 	}
@@ -210,7 +215,7 @@ static void split_cpu_time(struct proc_usage *u, const struct proc_stat *st)
 	uint64_t tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
 	uint64_t total_us;
 
-	/* Threads measured at no exit stop: the ticks are the better floor. */
+	/* The clock could not be read: the ticks are the better floor. */
 	if (ticks * tick_ns > u->cpu_ns + tick_ns * st->num_threads)
 		u->cpu_ns = ticks * tick_ns;
 	total_us = u->cpu_ns / 1000;
@@ -290,6 +295,10 @@ static void measure_process(struct proc_table *pt, struct process *p)
 	struct proc_stat st;
 	struct proc_io io;
 
+	/* Exact, and it holds threads that had no exit stop too. */
+	if (read_process_clock_ns(p->rec.pid, PROCESS_CLOCK_SCHED, &u->cpu_ns) <
+	    0)
+		u->cpu_ns = 0;
 	if (read_proc_stat(pt->procfd, p->rec.pid, &st) < 0)
 		return;
 	u->minflt = st.minflt;

@@ -64,11 +64,15 @@ struct process {
 	char *cwd_cache; /* NULL: read /proc/PID/cwd when needed */
 };
 
+/* argv beyond this is cut (the trace says so with its quoting). */
+#define CMDLINE_BUF_SIZE (64 * 1024 + 1)
+
 struct proc_table {
 	struct pidmap tracees; /* tid -> tracee */
 	struct pidmap processes; /* tgid -> process */
 	int procfd;
 	struct cgroup_resolver *cgroups;
+	char *cmdline_buf; /* CMDLINE_BUF_SIZE, reused at every exec */
 	uint64_t live_processes, max_live_processes;
 };
 

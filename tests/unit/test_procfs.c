@@ -264,32 +264,6 @@ static void procfs_io(void)
 	CHECK_UINT(io.rchar, 0);
 }
 
-/* ---- /proc/PID/task/TID/schedstat ---- */
-
-static void procfs_schedstat(void)
-{
-	uint64_t ns;
-
-	CHECK_INT(parse_proc_schedstat("123456789 2345 17\n", &ns), 0);
-	CHECK_UINT(ns, 123456789);
-	CHECK_INT(parse_proc_schedstat("0 0 0\n", &ns), 0);
-	CHECK_UINT(ns, 0);
-	CHECK_INT(parse_proc_schedstat("18446744073709551615 1 1", &ns), 0);
-	CHECK_UINT(ns, UINT64_MAX);
-	CHECK_INT(parse_proc_schedstat("42\n", &ns), 0);
-	CHECK_UINT(ns, 42);
-
-	ns = 7;
-	CHECK_INT(parse_proc_schedstat("", &ns), -EINVAL);
-	CHECK_INT(parse_proc_schedstat("\n", &ns), -EINVAL);
-	CHECK_INT(parse_proc_schedstat("   ", &ns), -EINVAL);
-	CHECK_INT(parse_proc_schedstat("abc 1 2\n", &ns), -EINVAL);
-	CHECK_INT(parse_proc_schedstat("-1 1 2\n", &ns), -EINVAL);
-	CHECK_INT(parse_proc_schedstat("18446744073709551616 1 1\n", &ns),
-		  -EINVAL);
-	CHECK_UINT(ns, 7);
-}
-
 /* ---- /proc/PID/cgroup ---- */
 
 static void check_cgroup(const char *text, bool has_v2, int version,
@@ -603,7 +577,6 @@ const struct unit_test procfs_tests[] = {
 	UNIT_TEST(procfs_status_zombie),
 	UNIT_TEST(procfs_status_edges),
 	UNIT_TEST(procfs_io),
-	UNIT_TEST(procfs_schedstat),
 	UNIT_TEST(procfs_cgroup_v2),
 	UNIT_TEST(procfs_cgroup_v1),
 	UNIT_TEST(procfs_cgroup_hybrid),
