@@ -320,6 +320,14 @@ int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st)
 	return n < 0 ? (int)n : parse_proc_stat(buf, st);
 }
 
+int read_proc_stat_fd(int fd, struct proc_stat *st)
+{
+	char buf[1024];
+	ssize_t n = read_fd_whole(fd, buf, sizeof(buf));
+
+	return n < 0 ? (int)n : parse_proc_stat(buf, st);
+}
+
 int read_task_status(int procfd, pid_t pid, pid_t tid, struct proc_status *st)
 {
 	char buf[4096];

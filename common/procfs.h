@@ -69,6 +69,9 @@ bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size);
 
 int proc_open_root(void);
 int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st);
+/* The same through /proc/PID/stat kept open (pread: fresh at every read;
+ * -ESRCH once the process is gone). */
+int read_proc_stat_fd(int fd, struct proc_stat *st);
 int read_task_status(int procfd, pid_t tgid, pid_t tid, struct proc_status *st);
 /*
  * A process's CPU clocks (clock_getcpuclockid's; the kernel lets any

@@ -94,9 +94,40 @@ int64_t now_monotonic_us(void)
 	return clock_us(CLOCK_MONOTONIC);
 }
 
-ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
+/* read() on a fresh fd; pread() from 0 on one kept open (a FIFO or a
+ * stream-like /proc file refuses pread, so only the latter uses it). */
+static ssize_t read_until_eof(int fd, char *buf, size_t size, bool from_start)
 {
 	size_t len = 0;
+
+	if (size == 0)
+		return -EINVAL;
+	while (len < size - 1) {
+		ssize_t n = from_start ? pread(fd, buf + len, size - 1 - len,
+					       (off_t)len) :
+					 read(fd, buf + len, size - 1 - len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+ssize_t read_fd_whole(int fd, char *buf, size_t size)
+{
+	return read_until_eof(fd, buf, size, true);
+}
+
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
+{
+	ssize_t n;
 	int fd;
 
 	if (size == 0)
@@ -104,23 +135,9 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
 	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	while (len < size - 1) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	n = read_until_eof(fd, buf, size, false);
 	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
+	return n;
 }
 
 int write_all(int fd, const void *data, size_t len)

@@ -2,7 +2,9 @@
 #include "cpufollow.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -61,11 +63,41 @@ static void restore(const struct cpu_follow *f)
 	sched_setaffinity(f->self_tid, sizeof(f->allowed), &f->allowed);
 }
 
-static int tracee_cpu(const struct cpu_follow *f, pid_t tid)
+static void close_stat_fd(struct cpu_follow *f)
+{
+	if (f->stat_fd >= 0)
+		close(f->stat_fd);
+	f->stat_fd = -1;
+}
+
+/*
+ * The tracee's stat stays open while it is the one followed: reading it
+ * again is a pread, where opening it each time is a path walk through
+ * /proc (a tenth of the tracer's syscalls in tar's storm of stops).  A
+ * tid reused by a new process reads -ESRCH through the old fd: one retry.
+ */
+static int read_tracee_stat(struct cpu_follow *f, pid_t tid,
+			    struct proc_stat *st)
+{
+	char path[32];
+
+	if (f->stat_tid == tid && f->stat_fd >= 0 &&
+	    read_proc_stat_fd(f->stat_fd, st) == 0)
+		return 0;
+	close_stat_fd(f);
+	snprintf(path, sizeof(path), "%d/stat", (int)tid);
+	f->stat_fd = openat(f->procfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	f->stat_tid = tid;
+	if (f->stat_fd < 0)
+		return -1;
+	return read_proc_stat_fd(f->stat_fd, st);
+}
+
+static int tracee_cpu(struct cpu_follow *f, pid_t tid)
 {
 	struct proc_stat st;
 
-	if (read_proc_stat(f->procfd, tid, &st) < 0)
+	if (read_tracee_stat(f, tid, &st) < 0)
 		return -1;
 	if (st.processor < 0 || st.processor >= CPU_SETSIZE ||
 	    !CPU_ISSET(st.processor, &f->allowed))
@@ -219,6 +251,7 @@ void follow_init(struct cpu_follow *f, int procfd, bool enabled)
 {
 	memset(f, 0, sizeof(*f));
 	f->procfd = procfd;
+	f->stat_fd = -1;
 	f->self_tid = gettid();
 	pthread_mutex_init(&f->lock, NULL);
 	init_monotonic_cond(&f->wake);
@@ -350,6 +383,7 @@ void follow_missed(struct cpu_follow *f)
 
 void follow_release(struct cpu_follow *f)
 {
+	close_stat_fd(f);
 	if (f->active)
 		leave(f, now_monotonic_us());
 	if (f->thread_started) {

@@ -32,6 +32,8 @@ struct cpu_follow {
 	bool enabled; /* more than one CPU allowed, not switched off */
 	bool active; /* pinned to `cpu` with SCHED_IDLE */
 	int procfd;
+	int stat_fd; /* /proc/stat_tid/stat, open while stat_tid is followed */
+	pid_t stat_tid;
 	pid_t self_tid;
 	cpu_set_t allowed; /* the tracer's own mask, restored on leaving */
 	pid_t tid; /* the tracee of the current run of stops */

@@ -228,6 +228,33 @@ static void process_times(struct tracee *t, uint64_t *ut, uint64_t *st)
 	*st = prof / 1000 > *ut ? prof / 1000 - *ut : 0;
 }
 
+/*
+ * An event's end.  One of the entry stop (close) has the CPU times of its
+ * start.  Between its entry and exit stops a process that has no other
+ * thread runs only in the kernel, so its user time has not moved: one
+ * clock read instead of two.
+ */
+static void end_times(struct tracee *t, struct io_event *ev)
+{
+	uint64_t prof_us = 0;
+
+	ev->end_us = now_realtime_us();
+	if (t->call.at_entry) {
+		ev->utime_end_us = ev->utime_start_us;
+		ev->stime_end_us = ev->stime_start_us;
+		return;
+	}
+	if (!t->call.alone || t->proc->live_threads != 1) {
+		process_times(t, &ev->utime_end_us, &ev->stime_end_us);
+		return;
+	}
+	read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_PROF, &prof_us);
+	prof_us /= 1000;
+	ev->utime_end_us = ev->utime_start_us;
+	ev->stime_end_us =
+		prof_us > ev->utime_start_us ? prof_us - ev->utime_start_us : 0;
+}
+
 struct op {
 	char type;
 	int64_t result;
@@ -265,8 +292,7 @@ static void emit(struct iotrace *io, struct tracee *t, const struct op *op)
 		.path2 = op->path2,
 	};
 
-	ev.end_us = now_realtime_us();
-	process_times(t, &ev.utime_end_us, &ev.stime_end_us);
+	end_times(t, &ev);
 	tally_traced(&t->proc->rec.usage, op);
 	if (op->ofd) {
 		ev.handle_id = op->ofd->handle_id;
@@ -771,6 +797,8 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 	if (on_untraced_fd(t))
 		return false; /* no event, and rchar/wchar count the bytes */
 	process_times(t, &t->call.utime_us, &t->call.stime_us);
+	t->call.alone = t->proc->live_threads == 1;
+	t->call.at_entry = true;
 	switch (t->call.id) {
 	case SC_CLOSE:
 		close_fd(io, t, arg_fd(t, 0));
@@ -795,6 +823,7 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		note_doomed_inode(io, t);
 		break;
 	}
+	t->call.at_entry = false;
 	return (data & SC_DATA_NEEDS_EXIT) && t->call.id != SC_UNKNOWN;
 }
 

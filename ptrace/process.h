@@ -26,6 +26,8 @@ struct fdtable;
 struct sc_call {
 	bool active; /* waiting for the exit stop (resume with SYSCALL) */
 	bool skip_entry; /* kernels < 4.8: a syscall-enter-stop comes first */
+	bool at_entry; /* in the entry stop: an event ends where it starts */
+	bool alone; /* the process's only thread at the entry stop */
 	uint16_t id; /* enum sc_id */
 	uint32_t arch; /* AUDIT_ARCH_* */
 	bool x32; /* x86_64 arch, x32 ABI: 32-bit pointers and sizes */
