@@ -107,6 +107,8 @@ int parse_proc_status(const char *text, struct proc_status *st)
 			st->tgid = (pid_t)v, seen++;
 		else if (keyed_u64(line, "PPid", &v))
 			st->ppid = (pid_t)v;
+		else if (keyed_u64(line, "TracerPid", &v))
+			st->tracer_pid = (pid_t)v;
 		else if (keyed_u64(line, "VmPeak", &v))
 			st->vmpeak_kib = v, st->has_vm = true;
 		else if (keyed_u64(line, "VmHWM", &v))
@@ -392,13 +394,13 @@ int read_proc_cmdline(int procfd, pid_t pid, char *buf, size_t size,
 static pid_t tracer_pid(void)
 {
 	char status[4096];
-	const char *line;
+	struct proc_status st;
 
 	if (read_file_at(AT_FDCWD, "/proc/self/status", status,
-			 sizeof(status)) <= 0)
+			 sizeof(status)) <= 0 ||
+	    parse_proc_status(status, &st) < 0)
 		return 0;
-	line = strstr(status, "\nTracerPid:");
-	return line ? (pid_t)strtol(line + 11, NULL, 10) : 0;
+	return st.tracer_pid;
 }
 
 bool traced_by_same_program(void)

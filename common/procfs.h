@@ -25,6 +25,7 @@ struct proc_stat {
 
 struct proc_status {
 	pid_t tgid, ppid;
+	pid_t tracer_pid; /* TracerPid: the tracing thread's tid, or 0 */
 	uint64_t vmpeak_kib, vmhwm_kib;
 	uint64_t threads;
 	uint64_t ctxt_voluntary, ctxt_involuntary;

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -317,6 +319,33 @@ static void apply_snakemake_props(struct task_identity *t,
 		     TASK_MAP_MAX);
 }
 
+/*
+ * Whether a word of a command line may be a job script worth opening.  The
+ * words are the task's arguments, not ours to read: a file of /proc or
+ * /sys may change something when read (/proc/kmsg consumes the kernel's
+ * messages), so pseudo filesystems are left alone, and so is anything
+ * too short to start with "#!" (their files say size 0: not even looked
+ * up by type).
+ */
+static bool may_be_script(int dirfd, const char *path)
+{
+	struct statfs fs;
+	struct stat st;
+	int fd;
+
+	if (fstatat(dirfd, path, &st, 0) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < 2)
+		return false;
+	fd = openat(dirfd, path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstatfs(fd, &fs) < 0)
+		fs.f_type = PROC_SUPER_MAGIC;
+	close(fd);
+	return fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC &&
+	       fs.f_type != DEBUGFS_MAGIC && fs.f_type != TRACEFS_MAGIC;
+}
+
 /* A job script's properties header; true if one was found. */
 static bool snakemake_script(struct task_identity *t, int dirfd,
 			     const char *path, const char *from)
@@ -328,6 +357,8 @@ static bool snakemake_script(struct task_identity *t, int dirfd,
 	bool complete, found = false;
 	int err;
 
+	if (!may_be_script(dirfd, path))
+		return false;
 	sb_init(&text, SCRIPT_HEAD_MAX + 1);
 	sb_init(&why, 0);
 	if (read_head(dirfd, path, 2, &text, &complete) < 0 || text.len < 2 ||

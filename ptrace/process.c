@@ -97,27 +97,46 @@ static void add_thread(struct proc_table *pt, struct process *p,
 	pidmap_put(&pt->tracees, t->tid, t);
 }
 
+static struct tracee *tracee_add(struct proc_table *pt, pid_t tid,
+				 const struct proc_status *st)
+{
+	struct tracee *t = xcalloc(1, sizeof(*t));
+	struct process *p = pidmap_get(&pt->processes, st->tgid);
+
+	t->tid = tid;
+	if (!p)
+		p = process_new(pt, st->tgid, st->ppid);
+	add_thread(pt, p, t);
+	return t;
+}
+
 struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid)
 {
 	struct tracee *t = tracee_find(pt, tid);
 	struct proc_status st;
-	struct process *p;
 
 	if (t)
 		return t;
-	t = xcalloc(1, sizeof(*t));
-	t->tid = tid;
 	/* One read says whether it is a thread and who its parent is, in
 	 * whichever order the child's stop and the parent's event came. */
 	if (read_task_status(pt->procfd, tid, 0, &st) < 0) {
 		st.tgid = tid;
 		st.ppid = parent_tgid;
 	}
-	p = pidmap_get(&pt->processes, st.tgid);
-	if (!p)
-		p = process_new(pt, st.tgid, st.ppid);
-	add_thread(pt, p, t);
-	return t;
+	return tracee_add(pt, tid, &st);
+}
+
+struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid)
+{
+	struct tracee *t = tracee_find(pt, tid);
+	struct proc_status st;
+
+	if (t)
+		return t;
+	if (read_task_status(pt->procfd, tid, 0, &st) < 0 ||
+	    st.tracer_pid != gettid())
+		return NULL;
+	return tracee_add(pt, tid, &st);
 }
 
 static void unlink_thread(struct process *p, struct tracee *t)

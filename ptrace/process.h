@@ -84,6 +84,16 @@ void proc_table_release(struct proc_table *pt);
 struct tracee *tracee_find(struct proc_table *pt, pid_t tid);
 /* Finds or adds the tracee; a new one learns its process from /proc. */
 struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid);
+/*
+ * The child a fork, vfork or clone event names.  Its own first stop may
+ * have made it already, or not yet (then it is made here), or it may have
+ * come and gone: a parent preempted between creating it and reporting the
+ * event can report a child that has exec'd, exited and been reaped
+ * meanwhile.  That one is not made again (NULL): it would be a process
+ * that never ends.  A live child is always traced by us, as the kernel
+ * attaches it before it runs; a reused pid is not.
+ */
+struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid);
 /* The tid's thread is gone: drops it; returns its process. */
 struct process *tracee_drop(struct proc_table *pt, struct tracee *t);
 void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid);

@@ -208,10 +208,10 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) == 0) {
-			struct tracee *child = tracee_get(
-				&tr->table, (pid_t)msg, t->proc->rec.pid);
+			struct tracee *child =
+				tracee_get_child(&tr->table, (pid_t)msg);
 
-			if (child->proc != t->proc)
+			if (child && child->proc != t->proc)
 				iotrace_fork(t->proc, child->proc);
 		}
 		resume(t, 0);

@@ -940,3 +940,27 @@ def test_warning_on_stderr_has_no_control_bytes(tmp_path):
     assert task_of(tmp_path / "t")["warnings"] == [
         "argv[1] job script properties: the properties are not a JSON "
         f"object (malformed or cut) in {script}; ignored"]
+
+
+def test_argv_words_on_pseudo_filesystems_are_not_read(tmp_path):
+    """The task's arguments are searched for a job script, but a file of
+    /proc or /sys is not iowrap's to open (reading /proc/kmsg consumes the
+    kernel's messages): strace of iowrap's own process shows it never
+    opens them for reading, while a real script among the same words is
+    still read.  (Both iowrap's argv and its parent's, strace's, name
+    them.)"""
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\ntrue\n")
+    log = tmp_path / "strace.log"
+    words = ["/proc/version", "/sys/kernel/uevent_seqnum",
+             str(script)]
+    proc = run(["strace", "-qq", "-o", log, "-e", "trace=open,openat",
+                IOWRAP, "-o", tmp_path / "t", "--", "/bin/true", *words],
+               env=clean_env(), text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc
+    # O_PATH opens read nothing: they only ask which filesystem it is.
+    opened = [path for path, flags in re.findall(
+        r'open(?:at)?\((?:AT_FDCWD, )?"([^"]*)", ([A-Z_|]+)',
+        log.read_text()) if "O_PATH" not in flags]
+    assert str(script) in opened
+    assert not [p for p in opened if p in words[:2]], opened

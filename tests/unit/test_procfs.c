@@ -128,7 +128,7 @@ static const char status_running[] = "Name:\tcat\n"
 				     "Ngid:\t0\n"
 				     "Pid:\t10447\n"
 				     "PPid:\t10441\n"
-				     "TracerPid:\t0\n"
+				     "TracerPid:\t4242\n"
 				     "Uid:\t0\t0\t0\t0\n"
 				     "Gid:\t0\t0\t0\t0\n"
 				     "FDSize:\t256\n"
@@ -163,6 +163,7 @@ static void procfs_status_running(void)
 	CHECK_INT(parse_proc_status(status_running, &st), 0);
 	CHECK_INT(st.tgid, 10444);
 	CHECK_INT(st.ppid, 10441);
+	CHECK_INT(st.tracer_pid, 4242);
 	CHECK_UINT(st.vmpeak_kib, 3060);
 	CHECK_UINT(st.vmhwm_kib, 1772);
 	CHECK_UINT(st.threads, 4);
@@ -190,6 +191,7 @@ static void procfs_status_zombie(void)
 	CHECK_INT(parse_proc_status(zombie, &st), 0);
 	CHECK_INT(st.tgid, 777);
 	CHECK_INT(st.ppid, 1);
+	CHECK_INT(st.tracer_pid, 0);
 	CHECK(!st.has_vm);
 	CHECK_UINT(st.vmpeak_kib, 0);
 	CHECK_UINT(st.vmhwm_kib, 0);

@@ -37,6 +37,7 @@ extern const struct unit_test argv_tests[];
 extern const struct unit_test procfs_tests[];
 extern const struct unit_test cmdpath_tests[];
 extern const struct unit_test pidmap_tests[];
+extern const struct unit_test process_tests[];
 extern const struct unit_test filter_tests[];
 extern const struct unit_test taskid_tests[];
 extern const struct unit_test nflog_tests[];
