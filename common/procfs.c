@@ -325,9 +325,20 @@ int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st)
 int read_proc_stat_fd(int fd, struct proc_stat *st)
 {
 	char buf[1024];
-	ssize_t n = read_fd_whole(fd, buf, sizeof(buf));
+	ssize_t n;
 
-	return n < 0 ? (int)n : parse_proc_stat(buf, st);
+	/*
+	 * stat is a single-record seq_file: one read from its start returns
+	 * all of it, fresh (its 52 fields fit in far less than buf).  One
+	 * pread, not a second one to see the end.
+	 */
+	do
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return parse_proc_stat(buf, st);
 }
 
 int read_task_status(int procfd, pid_t pid, pid_t tid, struct proc_status *st)

@@ -131,6 +131,30 @@ static void read_env_fields(struct task_identity *t)
 	}
 }
 
+/* Reads the rest of fd up to max bytes in all into sb; 0, or -errno. */
+static int read_fd_head(int fd, size_t max, struct strbuf *sb, bool *complete)
+{
+	char buf[8192];
+
+	*complete = false;
+	while (sb->len < max) {
+		size_t want = max - sb->len < sizeof(buf) ? max - sb->len :
+							    sizeof(buf);
+		ssize_t n = read(fd, buf, want);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			*complete = true;
+			break;
+		}
+		sb_add(sb, buf, (size_t)n);
+	}
+	return 0;
+}
+
 /*
  * Reads up to max bytes of a regular file under dirfd; never opens a FIFO
  * or a device.  0, or -errno (-EINVAL: not a regular file).
@@ -139,8 +163,7 @@ static int read_head(int dirfd, const char *path, size_t max, struct strbuf *sb,
 		     bool *complete)
 {
 	struct stat st;
-	char buf[8192];
-	int fd;
+	int fd, err;
 
 	/* Opening a device can have effects (a tape rewinds): look first. */
 	if (fstatat(dirfd, path, &st, 0) < 0)
@@ -150,32 +173,12 @@ static int read_head(int dirfd, const char *path, size_t max, struct strbuf *sb,
 	fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	*complete = false;
-	while (sb->len < max) {
-		size_t want = max - sb->len < sizeof(buf) ? max - sb->len :
-							    sizeof(buf);
-		ssize_t n = read(fd, buf, want);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = -errno;
-
-			close(fd);
-			return err;
-		}
-		if (n == 0) {
-			*complete = true;
-			break;
-		}
-		sb_add(sb, buf, (size_t)n);
-	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		err = -EINVAL;
+	else
+		err = read_fd_head(fd, max, sb, complete);
 	close(fd);
-	return 0;
+	return err;
 }
 
 static const char *base_name(const char *path)
@@ -327,23 +330,57 @@ static void apply_snakemake_props(struct task_identity *t,
  * too short to start with "#!" (their files say size 0: not even looked
  * up by type).
  */
-static bool may_be_script(int dirfd, const char *path)
-{
-	struct statfs fs;
-	struct stat st;
-	int fd;
+#ifndef CONFIGFS_MAGIC
+#define CONFIGFS_MAGIC 0x62656570
+#endif
 
-	if (fstatat(dirfd, path, &st, 0) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size < 2)
-		return false;
+/* Files made up by the kernel: reading one can be slow or have effects. */
+static bool on_pseudo_filesystem(int fd)
+{
+	static const unsigned long pseudo[] = {
+		PROC_SUPER_MAGIC,   SYSFS_MAGIC,	 DEBUGFS_MAGIC,
+		TRACEFS_MAGIC,	    CONFIGFS_MAGIC,	 SECURITYFS_MAGIC,
+		EFIVARFS_MAGIC,	    SELINUX_MAGIC,	 BPF_FS_MAGIC,
+		CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC,
+	};
+	struct statfs fs;
+
+	if (fstatfs(fd, &fs) < 0)
+		return true;
+	for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
+		if ((unsigned long)fs.f_type == pseudo[i])
+			return true;
+	return false;
+}
+
+/*
+ * Opens an argv word for reading if it may be a job script: a regular file
+ * of two bytes or more, not on a pseudo filesystem.  What is checked is
+ * what is read: the O_PATH descriptor looked at is the one reopened.
+ * The descriptor, or -1.
+ */
+static int open_script(int dirfd, const char *path)
+{
+	char self[64];
+	struct stat st, reopened;
+	int fd, rfd = -1;
+
 	fd = openat(dirfd, path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	if (fstatfs(fd, &fs) < 0)
-		fs.f_type = PROC_SUPER_MAGIC;
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 2 &&
+	    !on_pseudo_filesystem(fd)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		rfd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	}
 	close(fd);
-	return fs.f_type != PROC_SUPER_MAGIC && fs.f_type != SYSFS_MAGIC &&
-	       fs.f_type != DEBUGFS_MAGIC && fs.f_type != TRACEFS_MAGIC;
+	if (rfd >= 0 &&
+	    (fstat(rfd, &reopened) < 0 || reopened.st_dev != st.st_dev ||
+	     reopened.st_ino != st.st_ino)) {
+		close(rfd);
+		rfd = -1;
+	}
+	return rfd;
 }
 
 /* A job script's properties header; true if one was found. */
@@ -355,17 +392,17 @@ static bool snakemake_script(struct task_identity *t, int dirfd,
 	const char *json;
 	size_t len;
 	bool complete, found = false;
-	int err;
+	int err, fd;
 
-	if (!may_be_script(dirfd, path))
+	fd = open_script(dirfd, path);
+	if (fd < 0)
 		return false;
 	sb_init(&text, SCRIPT_HEAD_MAX + 1);
 	sb_init(&why, 0);
-	if (read_head(dirfd, path, 2, &text, &complete) < 0 || text.len < 2 ||
+	if (read_fd_head(fd, 2, &text, &complete) < 0 || text.len < 2 ||
 	    memcmp(text.buf, "#!", 2) != 0)
 		goto out;
-	sb_reset(&text);
-	if (read_head(dirfd, path, SCRIPT_HEAD_MAX, &text, &complete) < 0)
+	if (read_fd_head(fd, SCRIPT_HEAD_MAX, &text, &complete) < 0)
 		goto out;
 	err = snakemake_find_properties(text.buf, text.len, complete, &json,
 					&len);
@@ -383,6 +420,7 @@ static bool snakemake_script(struct task_identity *t, int dirfd,
 		snakemake_props_release(&p);
 	}
 out:
+	close(fd);
 	sb_release(&text);
 	sb_release(&why);
 	return found;

@@ -96,16 +96,14 @@ int64_t now_monotonic_us(void)
 
 /* read() on a fresh fd; pread() from 0 on one kept open (a FIFO or a
  * stream-like /proc file refuses pread, so only the latter uses it). */
-static ssize_t read_until_eof(int fd, char *buf, size_t size, bool from_start)
+static ssize_t read_until_eof(int fd, char *buf, size_t size)
 {
 	size_t len = 0;
 
 	if (size == 0)
 		return -EINVAL;
 	while (len < size - 1) {
-		ssize_t n = from_start ? pread(fd, buf + len, size - 1 - len,
-					       (off_t)len) :
-					 read(fd, buf + len, size - 1 - len);
+		ssize_t n = read(fd, buf + len, size - 1 - len);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -120,11 +118,6 @@ static ssize_t read_until_eof(int fd, char *buf, size_t size, bool from_start)
 	return (ssize_t)len;
 }
 
-ssize_t read_fd_whole(int fd, char *buf, size_t size)
-{
-	return read_until_eof(fd, buf, size, true);
-}
-
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
 {
 	ssize_t n;
@@ -135,7 +128,7 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size)
 	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	n = read_until_eof(fd, buf, size, false);
+	n = read_until_eof(fd, buf, size);
 	close(fd);
 	return n;
 }

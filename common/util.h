@@ -38,9 +38,6 @@ static inline uint64_t u64_minus(uint64_t a, uint64_t b)
 /* Full read of a small file under dirfd into buf; NUL-terminates.
  * Returns bytes read or -errno. */
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
-/* The same from an open fd, from its start with pread (its offset is left
- * alone): a /proc file kept open gives fresh content at every read. */
-ssize_t read_fd_whole(int fd, char *buf, size_t size);
 
 /* write(2) until done or a real error; returns 0 or -errno. */
 int write_all(int fd, const void *data, size_t len);

@@ -32,7 +32,8 @@ struct cpu_follow {
 	bool enabled; /* more than one CPU allowed, not switched off */
 	bool active; /* pinned to `cpu` with SCHED_IDLE */
 	int procfd;
-	int stat_fd; /* /proc/stat_tid/stat, open while stat_tid is followed */
+	int stat_fd; /* /proc/stat_tid/stat; open until another tid is read
+		     * or follow_release */
 	pid_t stat_tid;
 	pid_t self_tid;
 	cpu_set_t allowed; /* the tracer's own mask, restored on leaving */

@@ -236,7 +236,7 @@ static void process_times(struct tracee *t, uint64_t *ut, uint64_t *st)
  */
 static void end_times(struct tracee *t, struct io_event *ev)
 {
-	uint64_t prof_us = 0;
+	uint64_t prof_ns = 0;
 
 	ev->end_us = now_realtime_us();
 	if (t->call.at_entry) {
@@ -248,11 +248,11 @@ static void end_times(struct tracee *t, struct io_event *ev)
 		process_times(t, &ev->utime_end_us, &ev->stime_end_us);
 		return;
 	}
-	read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_PROF, &prof_us);
-	prof_us /= 1000;
+	read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_PROF, &prof_ns);
 	ev->utime_end_us = ev->utime_start_us;
-	ev->stime_end_us =
-		prof_us > ev->utime_start_us ? prof_us - ev->utime_start_us : 0;
+	ev->stime_end_us = prof_ns / 1000 > ev->utime_start_us ?
+				   prof_ns / 1000 - ev->utime_start_us :
+				   0;
 }
 
 struct op {

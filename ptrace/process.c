@@ -18,6 +18,7 @@ void proc_table_init(struct proc_table *pt, int procfd,
 	pidmap_init(&pt->tracees);
 	pidmap_init(&pt->processes);
 	pt->procfd = procfd;
+	pt->tracer_tid = gettid();
 	pt->cgroups = cgroups;
 	pt->cmdline_buf = xmalloc(CMDLINE_BUF_SIZE);
 }
@@ -126,15 +127,30 @@ struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid)
 	return tracee_add(pt, tid, &st);
 }
 
-struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid)
+/*
+ * Whether a thread of tgid, child of ppid, can be what a fork, vfork or
+ * clone of the parent created: a thread of the parent, its child, or its
+ * sibling (CLONE_PARENT).
+ */
+static bool made_by(pid_t tgid, pid_t ppid, const struct process *parent)
+{
+	return tgid == parent->rec.pid || ppid == parent->rec.pid ||
+	       ppid == parent->rec.ppid;
+}
+
+struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid,
+				const struct process *parent)
 {
 	struct tracee *t = tracee_find(pt, tid);
 	struct proc_status st;
 
 	if (t)
-		return t;
+		return made_by(t->proc->rec.pid, t->proc->rec.ppid, parent) ?
+			       t :
+			       NULL;
 	if (read_task_status(pt->procfd, tid, 0, &st) < 0 ||
-	    st.tracer_pid != gettid())
+	    st.tracer_pid != pt->tracer_tid ||
+	    !made_by(st.tgid, st.ppid, parent))
 		return NULL;
 	return tracee_add(pt, tid, &st);
 }
@@ -234,7 +250,8 @@ static void split_cpu_time(struct proc_usage *u, const struct proc_stat *st)
 	uint64_t tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
 	uint64_t total_us;
 
-	/* The clock could not be read: the ticks are the better floor. */
+	/* The clock unread (0) or short of the ticks by more than a tick
+	 * per thread: the ticks are the better floor. */
 	if (ticks * tick_ns > u->cpu_ns + tick_ns * st->num_threads)
 		u->cpu_ns = ticks * tick_ns;
 	total_us = u->cpu_ns / 1000;

@@ -73,6 +73,7 @@ struct proc_table {
 	struct pidmap tracees; /* tid -> tracee */
 	struct pidmap processes; /* tgid -> process */
 	int procfd;
+	pid_t tracer_tid; /* the thread that waits: TracerPid of a tracee */
 	struct cgroup_resolver *cgroups;
 	char *cmdline_buf; /* CMDLINE_BUF_SIZE, reused at every exec */
 	uint64_t live_processes, max_live_processes;
@@ -91,9 +92,11 @@ struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid);
  * event can report a child that has exec'd, exited and been reaped
  * meanwhile.  That one is not made again (NULL): it would be a process
  * that never ends.  A live child is always traced by us, as the kernel
- * attaches it before it runs; a reused pid is not.
+ * attaches it before it runs.  Its pid reused by a process we do not trace,
+ * or by one of ours that the parent did not make, is not the child (NULL).
  */
-struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid);
+struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid,
+				const struct process *parent);
 /* The tid's thread is gone: drops it; returns its process. */
 struct process *tracee_drop(struct proc_table *pt, struct tracee *t);
 void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid);

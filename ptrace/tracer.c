@@ -208,8 +208,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) == 0) {
-			struct tracee *child =
-				tracee_get_child(&tr->table, (pid_t)msg);
+			struct tracee *child = tracee_get_child(
+				&tr->table, (pid_t)msg, t->proc);
 
 			if (child && child->proc != t->proc)
 				iotrace_fork(t->proc, child->proc);

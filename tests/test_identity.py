@@ -958,9 +958,16 @@ def test_argv_words_on_pseudo_filesystems_are_not_read(tmp_path):
                 IOWRAP, "-o", tmp_path / "t", "--", "/bin/true", *words],
                env=clean_env(), text=True)
     assert proc.returncode == 0 and proc.stderr == "", proc
-    # O_PATH opens read nothing: they only ask which filesystem it is.
-    opened = [path for path, flags in re.findall(
-        r'open(?:at)?\((?:AT_FDCWD, )?"([^"]*)", ([A-Z_|]+)',
-        log.read_text()) if "O_PATH" not in flags]
+    # O_PATH opens read nothing: they ask which filesystem it is, and the
+    # script is then reopened for reading through /proc/self/fd/N.
+    opened, o_path = [], {}
+    for path, flags, fd in re.findall(
+            r'open(?:at)?\((?:AT_FDCWD, )?"([^"]*)", ([A-Z_|]+)[^=]*= (-?\d+)',
+            log.read_text()):
+        if "O_PATH" in flags:
+            o_path[fd] = path
+            continue
+        m = re.fullmatch(r"/proc/self/fd/(\d+)", path)
+        opened.append(o_path[m.group(1)] if m else path)
     assert str(script) in opened
     assert not [p for p in opened if p in words[:2]], opened
