@@ -754,20 +754,50 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 	sb_release(&path);
 }
 
-/* A read or write on a descriptor known not to be traced (a pipe, a
- * socket, /dev/null): no event will be written, so the hot path skips
- * reading the CPU clocks. */
-static bool on_untraced_fd(const struct tracee *t)
+/*
+ * fstatat and statx with AT_EMPTY_PATH and an empty (or, since Linux 6.11,
+ * NULL) path look at dirfd itself.
+ */
+static bool names_fd_itself(const struct tracee *t)
+{
+	const uint64_t *a = t->call.args;
+	char first = 0;
+
+	if (!(a[t->call.id == SC_FSTATAT ? 3 : 2] & AT_EMPTY_PATH))
+		return false;
+	return a[1] == 0 ||
+	       (tracee_read(t->tid, a[1], &first, 1) == 0 && first == 0);
+}
+
+/*
+ * An operation on a descriptor known not to be traced (a pipe, a socket,
+ * /dev/null, an excluded path) writes no event and changes nothing the
+ * tracer keeps: it needs no exit stop, and the hot path skips reading the
+ * CPU clocks.  Reads and writes still count, in rchar and wchar.
+ */
+static bool on_untraced_fd(struct tracee *t)
 {
 	const struct ofd *o;
 
 	switch (t->call.id) {
+	case SC_FSTATAT:
+	case SC_STATX:
+		t->call.empty_path = names_fd_itself(t);
+		if (!t->call.empty_path)
+			return false;
+		break;
 	case SC_READ:
 	case SC_WRITE:
 	case SC_PREAD:
 	case SC_PWRITE:
 	case SC_READV:
 	case SC_WRITEV:
+	case SC_LSEEK:
+	case SC_LLSEEK:
+	case SC_FTRUNCATE:
+	case SC_FTRUNCATE64:
+	case SC_FSYNC:
+	case SC_FDATASYNC:
 		break;
 	default:
 		return false;
@@ -941,19 +971,13 @@ static void exit_meta(struct iotrace *io, struct tracee *t, int64_t ret)
 	case SC_FSTATAT:
 	case SC_STATX:
 	case SC_FACCESSAT:
-	case SC_FACCESSAT2: {
-		char first = 0;
-		bool empty =
-			t->call.id != SC_FACCESSAT &&
-			(a[t->call.id == SC_FSTATAT ? 3 : 2] & AT_EMPTY_PATH) &&
-			tracee_read(t->tid, a[1], &first, 1) == 0 && first == 0;
-
-		if (empty)
+	case SC_FACCESSAT2:
+		if (t->call.id != SC_FACCESSAT && t->call.id != SC_FACCESSAT2 &&
+		    t->call.empty_path)
 			on_stat_fd(io, t, arg_fd(t, 0), ret);
 		else
 			on_path_op(io, t, 'S', arg_fd(t, 0), a[1], ret, 0);
 		break;
-	}
 	case SC_FTRUNCATE:
 	case SC_FTRUNCATE64: {
 		struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "process.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <unistd.h>
 
 #include "fdtable.h"
@@ -359,19 +363,53 @@ static void measure_process(struct proc_table *pt, struct process *p)
 	u->measured = true;
 }
 
-void process_exit_stop(struct proc_table *pt, struct tracee *t)
+/* exit_group's number in each personality (x32's with its bit). */
+#define NR_EXIT_GROUP_X86_64 231L
+#define NR_EXIT_GROUP_X32 (0x40000000L | 231L)
+#define NR_EXIT_GROUP_I386 252L
+
+/*
+ * Whether the thread at its exit stop takes its whole thread group with
+ * it: it called exit_group, or a fatal signal ends the group.  Its exit
+ * code says the latter (a signal number, not a status shifted left); the
+ * syscall it is in says the former.  An x86_64 thread cannot be leaving
+ * in i386's 252 (ioprio_get): only exit and exit_group end a thread, and
+ * a thread killed in another call has no exit stop.
+ */
+bool exit_ends_thread_group(pid_t tid)
+{
+	unsigned long code = 0;
+	long nr;
+
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &code) == 0 && (code & 0x7f))
+		return true;
+	errno = 0;
+	nr = ptrace(PTRACE_PEEKUSER, tid,
+		    (long)offsetof(struct user_regs_struct, orig_rax), 0L);
+	if (errno != 0)
+		return false;
+	return nr == NR_EXIT_GROUP_X86_64 || nr == NR_EXIT_GROUP_X32 ||
+	       nr == NR_EXIT_GROUP_I386;
+}
+
+bool process_exit_stop(struct proc_table *pt, struct tracee *t, bool ends_group)
 {
 	struct process *p = t->proc;
 
 	if (t->exit_stopped)
-		return;
+		return false;
 	t->exit_stopped = true;
 	measure_thread(pt, p, t->tid);
-	if (--p->live_threads > 0)
-		return;
+	if (--p->live_threads > 0 && !ends_group)
+		return false;
+	/* Measured once: a second time would hand its I/O to the parent
+	 * twice. */
+	if (p->final_read)
+		return false;
 	measure_process(pt, p);
 	p->final_read = true;
 	p->rec.end_us = now_realtime_us();
+	return true;
 }
 
 void process_read_running(struct proc_table *pt, struct process *p)

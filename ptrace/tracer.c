@@ -223,8 +223,10 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
-		process_exit_stop(&tr->table, t);
-		if (tr->io_on && t->proc->live_threads == 0)
+		if (process_exit_stop(&tr->table, t,
+				      t->proc->live_threads > 1 &&
+					      exit_ends_thread_group(tid)) &&
+		    tr->io_on)
 			iotrace_process_exit(&tr->io, t);
 		resume(t, 0);
 		return;

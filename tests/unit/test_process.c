@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,8 +99,85 @@ static void process_event_child_traced(void)
 	close(procfd);
 }
 
+static void *spin(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+enum ending { BY_EXIT_GROUP, BY_THREAD_EXIT, BY_SIGNAL };
+
+/* A traced child with a second thread, ending its main thread as told. */
+static void run_ending(enum ending how)
+{
+	pthread_t thread;
+
+	if (ptrace(PTRACE_TRACEME, 0, 0L, 0L) < 0 || raise(SIGSTOP) != 0 ||
+	    pthread_create(&thread, NULL, spin, NULL) != 0)
+		_exit(2);
+	if (how == BY_EXIT_GROUP)
+		exit(0);
+	if (how == BY_SIGNAL)
+		raise(SIGTERM);
+	syscall(SYS_exit, 0);
+	_exit(3);
+}
+
+/* What exit_ends_thread_group says at the child's main thread's exit. */
+static bool ends_group_at_exit(enum ending how)
+{
+	pid_t child = fork(), tid;
+	int status;
+	bool ends = false, seen = false;
+
+	if (child == 0)
+		run_ending(how);
+	CHECK_INT(waitpid(child, &status, 0), child);
+	CHECK_INT(ptrace(PTRACE_SETOPTIONS, child, 0L,
+			 (long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE)),
+		  0);
+	CHECK_INT(ptrace(PTRACE_CONT, child, 0L, 0L), 0);
+	while (!seen && (tid = waitpid(-1, &status, __WALL)) > 0) {
+		int sig = WIFSTOPPED(status) ? WSTOPSIG(status) : 0;
+
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((unsigned)status >> 8 ==
+			    (SIGTRAP | PTRACE_EVENT_EXIT << 8) &&
+		    tid == child) {
+			ends = exit_ends_thread_group(tid);
+			seen = true;
+		}
+		/* Event stops and a new thread's SIGSTOP carry no signal. */
+		if (sig == SIGTRAP || sig == SIGSTOP)
+			sig = 0;
+		ptrace(PTRACE_CONT, tid, 0L, (long)sig);
+	}
+	CHECK(seen);
+	kill(child, SIGKILL);
+	/* A killed thread may still make an exit stop: let it go on. */
+	while ((tid = waitpid(-1, &status, __WALL)) > 0)
+		if (WIFSTOPPED(status))
+			ptrace(PTRACE_CONT, tid, 0L, 0L);
+	return ends;
+}
+
+/*
+ * The threads an exit_group or a fatal signal kills may get no exit stop
+ * of their own: the process is measured at the stop of the thread that
+ * ends the group.  A thread's own exit ends only itself.
+ */
+static void process_exit_ending_the_group(void)
+{
+	CHECK(ends_group_at_exit(BY_EXIT_GROUP));
+	CHECK(ends_group_at_exit(BY_SIGNAL));
+	CHECK(!ends_group_at_exit(BY_THREAD_EXIT));
+}
+
 const struct unit_test process_tests[] = {
 	UNIT_TEST(process_event_child_gone),
 	UNIT_TEST(process_event_child_traced),
+	UNIT_TEST(process_exit_ending_the_group),
 	UNIT_END,
 };
