@@ -30,7 +30,8 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HELPERS    := $(patsubst tests/helpers/%.c,build/helpers/%,$(HELPER_SRC)) \
               build/helpers/fileops32 build/helpers/nosuchsyscall32 \
-              build/helpers/copyfile-static
+              build/helpers/copyfile-static build/helpers/fdops32 \
+              build/helpers/fdops-musl
 DEPS_STAMP := $(DEPS)/.built
 
 .PHONY: all deps packages check test unit lint demo bench clean distclean
@@ -89,6 +90,11 @@ build/helpers/%: tests/helpers/%.c
 build/helpers/%32: tests/helpers/%.c
 	@mkdir -p build/helpers
 	$(HOSTCC) -m32 -static -O1 -Wall -Wextra -Werror -o $@ $<
+
+# The same program against musl, whose fstat is the fstat syscall.
+build/helpers/%-musl: tests/helpers/%.c
+	@mkdir -p build/helpers
+	musl-gcc -static -O1 -Wall -Wextra -Werror -o $@ $<
 
 # A static program reads no shared libraries: its file bytes are exact.
 build/helpers/%-static: tests/helpers/%.c

@@ -70,7 +70,7 @@ FILES_SET = """open openat openat2 creat close close_range dup dup2 dup3
 fcntl fcntl64 execve execveat unlink unlinkat rmdir rename renameat
 renameat2 link linkat symlink symlinkat mkdir mkdirat truncate truncate64
 ftruncate ftruncate64 mmap mmap2 chdir fchdir stat stat64 lstat lstat64
-newfstatat fstatat64 statx access faccessat faccessat2""".split()
+fstat fstat64 newfstatat fstatat64 statx access faccessat faccessat2""".split()
 FULL_EXTRA = """read write pread64 pwrite64 readv writev preadv pwritev
 preadv2 pwritev2 sendfile sendfile64 copy_file_range splice fsync fdatasync
 sync_file_range fallocate lseek _llseek io_uring_setup

@@ -155,30 +155,87 @@ static int read_fd_head(int fd, size_t max, struct strbuf *sb, bool *complete)
 	return 0;
 }
 
+#ifndef CONFIGFS_MAGIC
+#define CONFIGFS_MAGIC 0x62656570
+#endif
+
+/* Files made up by the kernel: reading one can be slow or have effects. */
+static bool on_pseudo_filesystem(int fd)
+{
+	static const unsigned long pseudo[] = {
+		PROC_SUPER_MAGIC,   SYSFS_MAGIC,	 DEBUGFS_MAGIC,
+		TRACEFS_MAGIC,	    CONFIGFS_MAGIC,	 SECURITYFS_MAGIC,
+		EFIVARFS_MAGIC,	    SELINUX_MAGIC,	 BPF_FS_MAGIC,
+		CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC,
+	};
+	struct statfs fs;
+
+	if (fstatfs(fd, &fs) < 0)
+		return true;
+	for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
+		if ((unsigned long)fs.f_type == pseudo[i])
+			return true;
+	return false;
+}
+
 /*
- * Reads up to max bytes of a regular file under dirfd; never opens a FIFO
- * or a device.  0, or -errno (-EINVAL: not a regular file).
+ * Opens a regular file under dirfd for reading, if accept (optional) takes
+ * it; never a FIFO or a device, whose open can have effects (a tape
+ * rewinds).  What is checked is what is read: the O_PATH descriptor looked
+ * at is the one reopened, through /proc/self/fd.  The descriptor, or
+ * -errno (-EINVAL: not a regular file, or not accepted).
  */
+static int open_checked(int dirfd, const char *path,
+			bool (*accept)(int fd, const struct stat *st))
+{
+	char self[64];
+	struct stat st, reopened;
+	int fd, rfd, err;
+
+	fd = openat(dirfd, path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (accept && !accept(fd, &st))) {
+		close(fd);
+		return -EINVAL;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rfd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	err = rfd < 0 ? -errno : 0;
+	close(fd);
+	if (rfd >= 0 &&
+	    (fstat(rfd, &reopened) < 0 || reopened.st_dev != st.st_dev ||
+	     reopened.st_ino != st.st_ino)) {
+		close(rfd);
+		return -EINVAL;
+	}
+	return rfd >= 0 ? rfd : err;
+}
+
+/* Reads up to max bytes of a regular file under dirfd; 0, or -errno. */
 static int read_head(int dirfd, const char *path, size_t max, struct strbuf *sb,
 		     bool *complete)
 {
-	struct stat st;
-	int fd, err;
+	int fd = open_checked(dirfd, path, NULL), err;
 
-	/* Opening a device can have effects (a tape rewinds): look first. */
-	if (fstatat(dirfd, path, &st, 0) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		err = -EINVAL;
-	else
-		err = read_fd_head(fd, max, sb, complete);
+		return fd;
+	err = read_fd_head(fd, max, sb, complete);
 	close(fd);
 	return err;
+}
+
+/*
+ * Whether a word of a command line may be a job script worth opening.  The
+ * words are the task's arguments, not ours to read: a file of /proc or
+ * /sys may change something when read (/proc/kmsg consumes the kernel's
+ * messages), so pseudo filesystems are left alone, and so is anything
+ * too short to start with "#!".
+ */
+static bool may_be_script(int fd, const struct stat *st)
+{
+	return st->st_size >= 2 && !on_pseudo_filesystem(fd);
 }
 
 static const char *base_name(const char *path)
@@ -322,67 +379,6 @@ static void apply_snakemake_props(struct task_identity *t,
 		     TASK_MAP_MAX);
 }
 
-/*
- * Whether a word of a command line may be a job script worth opening.  The
- * words are the task's arguments, not ours to read: a file of /proc or
- * /sys may change something when read (/proc/kmsg consumes the kernel's
- * messages), so pseudo filesystems are left alone, and so is anything
- * too short to start with "#!" (their files say size 0: not even looked
- * up by type).
- */
-#ifndef CONFIGFS_MAGIC
-#define CONFIGFS_MAGIC 0x62656570
-#endif
-
-/* Files made up by the kernel: reading one can be slow or have effects. */
-static bool on_pseudo_filesystem(int fd)
-{
-	static const unsigned long pseudo[] = {
-		PROC_SUPER_MAGIC,   SYSFS_MAGIC,	 DEBUGFS_MAGIC,
-		TRACEFS_MAGIC,	    CONFIGFS_MAGIC,	 SECURITYFS_MAGIC,
-		EFIVARFS_MAGIC,	    SELINUX_MAGIC,	 BPF_FS_MAGIC,
-		CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC,
-	};
-	struct statfs fs;
-
-	if (fstatfs(fd, &fs) < 0)
-		return true;
-	for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
-		if ((unsigned long)fs.f_type == pseudo[i])
-			return true;
-	return false;
-}
-
-/*
- * Opens an argv word for reading if it may be a job script: a regular file
- * of two bytes or more, not on a pseudo filesystem.  What is checked is
- * what is read: the O_PATH descriptor looked at is the one reopened.
- * The descriptor, or -1.
- */
-static int open_script(int dirfd, const char *path)
-{
-	char self[64];
-	struct stat st, reopened;
-	int fd, rfd = -1;
-
-	fd = openat(dirfd, path, O_PATH | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 2 &&
-	    !on_pseudo_filesystem(fd)) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-		rfd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	}
-	close(fd);
-	if (rfd >= 0 &&
-	    (fstat(rfd, &reopened) < 0 || reopened.st_dev != st.st_dev ||
-	     reopened.st_ino != st.st_ino)) {
-		close(rfd);
-		rfd = -1;
-	}
-	return rfd;
-}
-
 /* A job script's properties header; true if one was found. */
 static bool snakemake_script(struct task_identity *t, int dirfd,
 			     const char *path, const char *from)
@@ -394,7 +390,7 @@ static bool snakemake_script(struct task_identity *t, int dirfd,
 	bool complete, found = false;
 	int err, fd;
 
-	fd = open_script(dirfd, path);
+	fd = open_checked(dirfd, path, may_be_script);
 	if (fd < 0)
 		return false;
 	sb_init(&text, SCRIPT_HEAD_MAX + 1);

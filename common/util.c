@@ -94,8 +94,7 @@ int64_t now_monotonic_us(void)
 	return clock_us(CLOCK_MONOTONIC);
 }
 
-/* read() on a fresh fd; pread() from 0 on one kept open (a FIFO or a
- * stream-like /proc file refuses pread, so only the latter uses it). */
+/* read() until EOF or size - 1 bytes; NUL-terminates.  Bytes or -errno. */
 static ssize_t read_until_eof(int fd, char *buf, size_t size)
 {
 	size_t len = 0;

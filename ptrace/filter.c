@@ -74,6 +74,8 @@ static const struct sc_rule rules[] = {
 	RULE(SC_STAT, stat64, LEVEL_FILES),
 	RULE(SC_LSTAT, lstat, LEVEL_FILES),
 	RULE(SC_LSTAT, lstat64, LEVEL_FILES),
+	RULE(SC_FSTAT, fstat, LEVEL_FILES),
+	RULE(SC_FSTAT, fstat64, LEVEL_FILES),
 	RULE(SC_FSTATAT, newfstatat, LEVEL_FILES),
 	RULE(SC_FSTATAT, fstatat64, LEVEL_FILES),
 	RULE(SC_STATX, statx, LEVEL_FILES),

@@ -55,6 +55,7 @@ enum sc_id {
 	SC_FCHDIR,
 	SC_STAT,
 	SC_LSTAT,
+	SC_FSTAT,
 	SC_FSTATAT,
 	SC_STATX,
 	SC_ACCESS,

@@ -786,6 +786,7 @@ static bool on_untraced_fd(struct tracee *t)
 		if (!t->call.empty_path)
 			return false;
 		break;
+	case SC_FSTAT:
 	case SC_READ:
 	case SC_WRITE:
 	case SC_PREAD:
@@ -967,6 +968,9 @@ static void exit_meta(struct iotrace *io, struct tracee *t, int64_t ret)
 	case SC_LSTAT:
 	case SC_ACCESS:
 		on_path_op(io, t, 'S', AT_FDCWD, a[0], ret, 0);
+		break;
+	case SC_FSTAT:
+		on_stat_fd(io, t, arg_fd(t, 0), ret);
 		break;
 	case SC_FSTATAT:
 	case SC_STATX:

@@ -2,12 +2,14 @@
 #include "process.h"
 
 #include <errno.h>
+#include <linux/audit.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <linux/ptrace.h>
 #include <sys/user.h>
 #include <unistd.h>
 
@@ -134,12 +136,19 @@ struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid)
 /*
  * Whether a thread of tgid, child of ppid, can be what a fork, vfork or
  * clone of the parent created: a thread of the parent, its child, or its
- * sibling (CLONE_PARENT).
+ * sibling (CLONE_PARENT).  The parent's parent is read again if need be:
+ * it may have been re-parented (to us, the subreaper) since it was seen.
  */
-static bool made_by(pid_t tgid, pid_t ppid, const struct process *parent)
+static bool made_by(struct proc_table *pt, pid_t tgid, pid_t ppid,
+		    const struct process *parent)
 {
-	return tgid == parent->rec.pid || ppid == parent->rec.pid ||
-	       ppid == parent->rec.ppid;
+	struct proc_status now;
+
+	if (tgid == parent->rec.pid || ppid == parent->rec.pid ||
+	    ppid == parent->rec.ppid)
+		return true;
+	return read_task_status(pt->procfd, parent->rec.pid, 0, &now) == 0 &&
+	       ppid == now.ppid;
 }
 
 struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid,
@@ -149,12 +158,13 @@ struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid,
 	struct proc_status st;
 
 	if (t)
-		return made_by(t->proc->rec.pid, t->proc->rec.ppid, parent) ?
+		return made_by(pt, t->proc->rec.pid, t->proc->rec.ppid,
+			       parent) ?
 			       t :
 			       NULL;
 	if (read_task_status(pt->procfd, tid, 0, &st) < 0 ||
 	    st.tracer_pid != pt->tracer_tid ||
-	    !made_by(st.tgid, st.ppid, parent))
+	    !made_by(pt, st.tgid, st.ppid, parent))
 		return NULL;
 	return tracee_add(pt, tid, &st);
 }
@@ -371,25 +381,31 @@ static void measure_process(struct proc_table *pt, struct process *p)
 /*
  * Whether the thread at its exit stop takes its whole thread group with
  * it: it called exit_group, or a fatal signal ends the group.  Its exit
- * code says the latter (a signal number, not a status shifted left); the
- * syscall it is in says the former.  An x86_64 thread cannot be leaving
- * in i386's 252 (ioprio_get): only exit and exit_group end a thread, and
- * a thread killed in another call has no exit stop.
+ * code says the latter (the signal, with 0x80 for a core; an exit status
+ * is shifted left); the syscall it is in, read in its own personality
+ * (x86_64's 252 is ioprio_get, i386's 231 fgetxattr), says the former.
+ * The tracer is an x86_64 program: orig_rax holds the number for all three.
  */
 bool exit_ends_thread_group(pid_t tid)
 {
+	struct ptrace_syscall_info si;
 	unsigned long code = 0;
 	long nr;
 
 	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &code) == 0 && (code & 0x7f))
 		return true;
+	memset(&si, 0, sizeof(si));
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(si), &si) <= 0)
+		return false;
 	errno = 0;
 	nr = ptrace(PTRACE_PEEKUSER, tid,
 		    (long)offsetof(struct user_regs_struct, orig_rax), 0L);
 	if (errno != 0)
 		return false;
-	return nr == NR_EXIT_GROUP_X86_64 || nr == NR_EXIT_GROUP_X32 ||
-	       nr == NR_EXIT_GROUP_I386;
+	if (si.arch == AUDIT_ARCH_I386)
+		return nr == NR_EXIT_GROUP_I386;
+	return si.arch == AUDIT_ARCH_X86_64 &&
+	       (nr == NR_EXIT_GROUP_X86_64 || nr == NR_EXIT_GROUP_X32);
 }
 
 bool process_exit_stop(struct proc_table *pt, struct tracee *t, bool ends_group)
@@ -414,6 +430,9 @@ bool process_exit_stop(struct proc_table *pt, struct tracee *t, bool ends_group)
 
 void process_read_running(struct proc_table *pt, struct process *p)
 {
+	/* Measured at a thread's end of the group already: once only. */
+	if (p->final_read)
+		return;
 	for (struct tracee *t = p->threads; t; t = t->next)
 		if (!t->exit_stopped)
 			measure_thread(pt, p, t->tid);
