@@ -250,9 +250,7 @@ static void end_times(struct tracee *t, struct io_event *ev)
 	}
 	read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_PROF, &prof_ns);
 	ev->utime_end_us = ev->utime_start_us;
-	ev->stime_end_us = prof_ns / 1000 > ev->utime_start_us ?
-				   prof_ns / 1000 - ev->utime_start_us :
-				   0;
+	ev->stime_end_us = u64_minus(prof_ns / 1000, ev->utime_start_us);
 }
 
 struct op {
@@ -763,7 +761,8 @@ static bool names_fd_itself(const struct tracee *t)
 	const uint64_t *a = t->call.args;
 	char first = 0;
 
-	if (!(a[t->call.id == SC_FSTATAT ? 3 : 2] & AT_EMPTY_PATH))
+	if ((t->call.id != SC_FSTATAT && t->call.id != SC_STATX) ||
+	    !(a[t->call.id == SC_FSTATAT ? 3 : 2] & AT_EMPTY_PATH))
 		return false;
 	return a[1] == 0 ||
 	       (tracee_read(t->tid, a[1], &first, 1) == 0 && first == 0);
@@ -775,14 +774,13 @@ static bool names_fd_itself(const struct tracee *t)
  * tracer keeps: it needs no exit stop, and the hot path skips reading the
  * CPU clocks.  Reads and writes still count, in rchar and wchar.
  */
-static bool on_untraced_fd(struct tracee *t)
+static bool on_untraced_fd(const struct tracee *t)
 {
 	const struct ofd *o;
 
 	switch (t->call.id) {
 	case SC_FSTATAT:
 	case SC_STATX:
-		t->call.empty_path = names_fd_itself(t);
 		if (!t->call.empty_path)
 			return false;
 		break;
@@ -825,6 +823,7 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		      (si->seccomp.nr & 0x40000000u); /* __X32_SYSCALL_BIT */
 	memcpy(t->call.args, si->seccomp.args, sizeof(t->call.args));
 	t->call.start_us = now_realtime_us();
+	t->call.empty_path = names_fd_itself(t);
 	if (on_untraced_fd(t))
 		return false; /* no event, and rchar/wchar count the bytes */
 	process_times(t, &t->call.utime_us, &t->call.stime_us);
@@ -976,8 +975,7 @@ static void exit_meta(struct iotrace *io, struct tracee *t, int64_t ret)
 	case SC_STATX:
 	case SC_FACCESSAT:
 	case SC_FACCESSAT2:
-		if (t->call.id != SC_FACCESSAT && t->call.id != SC_FACCESSAT2 &&
-		    t->call.empty_path)
+		if (t->call.empty_path)
 			on_stat_fd(io, t, arg_fd(t, 0), ret);
 		else
 			on_path_op(io, t, 'S', arg_fd(t, 0), a[1], ret, 0);

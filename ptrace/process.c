@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <linux/ptrace.h>
 #include <sys/user.h>
 #include <unistd.h>
 
 #include "fdtable.h"
 #include "procfs.h"
+#include "tracee_mem.h"
 #include "util.h"
 
 void proc_table_init(struct proc_table *pt, int procfd,
@@ -386,7 +386,7 @@ static void measure_process(struct proc_table *pt, struct process *p)
  * (x86_64's 252 is ioprio_get, i386's 231 fgetxattr), says the former.
  * The tracer is an x86_64 program: orig_rax holds the number for all three.
  */
-bool exit_ends_thread_group(pid_t tid)
+static bool exit_ends_thread_group(pid_t tid)
 {
 	struct ptrace_syscall_info si;
 	unsigned long code = 0;
@@ -394,13 +394,14 @@ bool exit_ends_thread_group(pid_t tid)
 
 	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &code) == 0 && (code & 0x7f))
 		return true;
-	memset(&si, 0, sizeof(si));
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(si), &si) <= 0)
-		return false;
 	errno = 0;
 	nr = ptrace(PTRACE_PEEKUSER, tid,
 		    (long)offsetof(struct user_regs_struct, orig_rax), 0L);
-	if (errno != 0)
+	/* Most threads leave by exit: no personality to read then. */
+	if (errno != 0 ||
+	    (nr != NR_EXIT_GROUP_X86_64 && nr != NR_EXIT_GROUP_X32 &&
+	     nr != NR_EXIT_GROUP_I386) ||
+	    !tracee_syscall_info(tid, &si))
 		return false;
 	if (si.arch == AUDIT_ARCH_I386)
 		return nr == NR_EXIT_GROUP_I386;
@@ -408,7 +409,7 @@ bool exit_ends_thread_group(pid_t tid)
 	       (nr == NR_EXIT_GROUP_X86_64 || nr == NR_EXIT_GROUP_X32);
 }
 
-bool process_exit_stop(struct proc_table *pt, struct tracee *t, bool ends_group)
+bool process_exit_stop(struct proc_table *pt, struct tracee *t)
 {
 	struct process *p = t->proc;
 
@@ -416,7 +417,7 @@ bool process_exit_stop(struct proc_table *pt, struct tracee *t, bool ends_group)
 		return false;
 	t->exit_stopped = true;
 	measure_thread(pt, p, t->tid);
-	if (--p->live_threads > 0 && !ends_group)
+	if (--p->live_threads > 0 && !exit_ends_thread_group(t->tid))
 		return false;
 	/* Measured once: a second time would hand its I/O to the parent
 	 * twice. */

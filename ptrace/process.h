@@ -35,7 +35,7 @@ struct sc_call {
 	int64_t start_us;
 	uint64_t utime_us, stime_us;
 	uint64_t rchar_before; /* execve: the kernel's own reads at exec */
-	bool empty_path; /* fstatat, statx: on dirfd itself (AT_EMPTY_PATH) */
+	bool empty_path; /* fstatat, statx on dirfd itself (AT_EMPTY_PATH) */
 	/* unlink, rmdir, rename: the inode a name named before the call, if
 	 * it was that inode's last link (its number may then be reused) */
 	uint64_t doomed_dev, doomed_ino;
@@ -103,16 +103,11 @@ struct process *tracee_drop(struct proc_table *pt, struct tracee *t);
 void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid);
 /*
  * A thread's PTRACE_EVENT_EXIT stop.  The process is measured at the last
- * one, or at once if this thread takes the group with it (ends_group): a
- * thread that exit_group or a fatal signal kills while it runs may make no
- * exit stop of its own.  True if the process was measured now, its last
- * look.
+ * one, or at once if this thread takes the group with it (exit_group, a
+ * fatal signal): a thread killed so while it runs may make no exit stop of
+ * its own.  True if the process was measured now, its last look.
  */
-bool process_exit_stop(struct proc_table *pt, struct tracee *t,
-		       bool ends_group);
-/* At its exit stop: the thread ends its whole thread group (exit_group, or
- * a fatal signal). */
-bool exit_ends_thread_group(pid_t tid);
+bool process_exit_stop(struct proc_table *pt, struct tracee *t);
 /* Reads what /proc shows of a process still running (detach). */
 void process_read_running(struct proc_table *pt, struct process *p);
 void process_free(struct proc_table *pt, struct process *p);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/uio.h>
 
 #define PAGE 4096u
@@ -46,4 +47,10 @@ ssize_t tracee_read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
 	}
 	buf[size - 1] = '\0';
 	return -ENAMETOOLONG;
+}
+
+bool tracee_syscall_info(pid_t tid, struct ptrace_syscall_info *si)
+{
+	return ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(*si), si) >
+	       0;
 }

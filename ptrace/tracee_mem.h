@@ -4,10 +4,14 @@
 #ifndef IOWRAP_TRACEE_MEM_H
 #define IOWRAP_TRACEE_MEM_H
 
+#include <linux/ptrace.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+/* PTRACE_GET_SYSCALL_INFO at any stop; false if refused. */
+bool tracee_syscall_info(pid_t tid, struct ptrace_syscall_info *si);
 /* Copies len bytes from addr; 0 or -errno. */
 int tracee_read(pid_t tid, uint64_t addr, void *buf, size_t len);
 /* Copies a NUL-terminated string of at most size-1 bytes; returns its

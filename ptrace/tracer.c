@@ -16,6 +16,7 @@
 #include "probe.h"
 #include "process.h"
 #include "procfs.h"
+#include "tracee_mem.h"
 #include "util.h"
 
 #ifndef PTRACE_EVENT_STOP
@@ -153,18 +154,11 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 	resume(t, 0);
 }
 
-static bool get_syscall_info(pid_t tid, struct ptrace_syscall_info *si)
-{
-	long n = ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(*si), si);
-
-	return n > 0;
-}
-
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
 
-	if (tr->io_on && get_syscall_info(t->tid, &si) &&
+	if (tr->io_on && tracee_syscall_info(t->tid, &si) &&
 	    si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
 	    iotrace_entry(&tr->io, t, &si)) {
 		t->call.active = true;
@@ -183,7 +177,7 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 		resume(t, 0);
 		return;
 	}
-	if (t->call.active && get_syscall_info(t->tid, &si) &&
+	if (t->call.active && tracee_syscall_info(t->tid, &si) &&
 	    si.op == PTRACE_SYSCALL_INFO_EXIT)
 		iotrace_exit(&tr->io, t, &si);
 	t->call.active = false;
@@ -223,10 +217,7 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
-		if (process_exit_stop(&tr->table, t,
-				      t->proc->live_threads > 1 &&
-					      exit_ends_thread_group(tid)) &&
-		    tr->io_on)
+		if (process_exit_stop(&tr->table, t) && tr->io_on)
 			iotrace_process_exit(&tr->io, t);
 		resume(t, 0);
 		return;

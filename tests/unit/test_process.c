@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hostinfo.h"
 #include "process.h"
 #include "unit.h"
 
@@ -124,29 +125,46 @@ static void run_ending(enum ending how)
 	_exit(3);
 }
 
-/* What exit_ends_thread_group says at the child's main thread's exit. */
-static bool ends_group_at_exit(enum ending how)
+/*
+ * Traces the child as the tracer does (its threads made at the clone
+ * event) and returns what process_exit_stop says at its main thread's
+ * exit stop: whether the process was measured there.
+ */
+static bool measured_at_main_exit(enum ending how)
 {
+	struct cgroup_resolver cgroups;
+	struct proc_table pt;
+	int procfd = proc_open_root();
 	pid_t child = fork(), tid;
 	int status;
-	bool ends = false, seen = false;
+	bool measured = false, seen = false;
 
 	if (child == 0)
 		run_ending(how);
+	cgroup_resolver_init(&cgroups);
+	proc_table_init(&pt, procfd, &cgroups);
 	CHECK_INT(waitpid(child, &status, 0), child);
 	CHECK_INT(ptrace(PTRACE_SETOPTIONS, child, 0L,
 			 (long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE)),
 		  0);
 	CHECK_INT(ptrace(PTRACE_CONT, child, 0L, 0L), 0);
 	while (!seen && (tid = waitpid(-1, &status, __WALL)) > 0) {
+		struct tracee *t;
+		unsigned long msg = 0;
 		int sig = WIFSTOPPED(status) ? WSTOPSIG(status) : 0;
 
 		if (!WIFSTOPPED(status))
 			continue;
-		if ((unsigned)status >> 8 ==
-			    (SIGTRAP | PTRACE_EVENT_EXIT << 8) &&
+		t = tracee_get(&pt, tid, 0);
+		if ((unsigned)status >> 16 == PTRACE_EVENT_CLONE &&
+		    ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) == 0)
+			CHECK(tracee_get_child(&pt, (pid_t)msg, t->proc) !=
+			      NULL);
+		if ((unsigned)status >> 16 == PTRACE_EVENT_EXIT &&
 		    tid == child) {
-			ends = exit_ends_thread_group(tid);
+			CHECK_INT(t->proc->live_threads, 2);
+			measured = process_exit_stop(&pt, t);
+			CHECK(measured == t->proc->rec.usage.measured);
 			seen = true;
 		}
 		/* Event stops and a new thread's SIGSTOP carry no signal. */
@@ -160,24 +178,66 @@ static bool ends_group_at_exit(enum ending how)
 	while ((tid = waitpid(-1, &status, __WALL)) > 0)
 		if (WIFSTOPPED(status))
 			ptrace(PTRACE_CONT, tid, 0L, 0L);
-	return ends;
+	proc_table_release(&pt);
+	close(procfd);
+	return measured;
 }
 
 /*
  * The threads an exit_group or a fatal signal kills may get no exit stop
  * of their own: the process is measured at the stop of the thread that
- * ends the group.  A thread's own exit ends only itself.
+ * ends the group, its other thread still counted live.  A thread's own
+ * exit ends only itself.
  */
 static void process_exit_ending_the_group(void)
 {
-	CHECK(ends_group_at_exit(BY_EXIT_GROUP));
-	CHECK(ends_group_at_exit(BY_SIGNAL));
-	CHECK(!ends_group_at_exit(BY_THREAD_EXIT));
+	CHECK(measured_at_main_exit(BY_EXIT_GROUP));
+	CHECK(measured_at_main_exit(BY_SIGNAL));
+	CHECK(!measured_at_main_exit(BY_THREAD_EXIT));
+}
+
+static pid_t start_paused(void)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	return child;
+}
+
+/*
+ * CLONE_PARENT makes the parent's sibling, a child of the parent's parent
+ * as it is now: a parent re-parented since it was recorded (its recorded
+ * ppid stale) still made it.
+ */
+static void process_event_sibling_of_reparented(void)
+{
+	struct proc_table pt;
+	int procfd = proc_open_root();
+	pid_t parent_pid = start_paused(), sibling_pid = start_paused();
+	struct process parent = { 0 };
+	struct tracee *sibling;
+
+	CHECK(procfd >= 0);
+	proc_table_init(&pt, procfd, NULL);
+	parent.rec.pid = parent_pid;
+	parent.rec.ppid = 999999; /* its parent when first seen, since gone */
+	sibling = tracee_get(&pt, sibling_pid, 0);
+	CHECK(tracee_get_child(&pt, sibling_pid, &parent) == sibling);
+	kill(parent_pid, SIGKILL);
+	kill(sibling_pid, SIGKILL);
+	CHECK_INT(waitpid(parent_pid, NULL, 0), parent_pid);
+	CHECK_INT(waitpid(sibling_pid, NULL, 0), sibling_pid);
+	proc_table_release(&pt);
+	close(procfd);
 }
 
 const struct unit_test process_tests[] = {
 	UNIT_TEST(process_event_child_gone),
 	UNIT_TEST(process_event_child_traced),
 	UNIT_TEST(process_exit_ending_the_group),
+	UNIT_TEST(process_event_sibling_of_reparented),
 	UNIT_END,
 };
