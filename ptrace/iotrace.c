@@ -753,19 +753,32 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 }
 
 /*
- * fstatat and statx with AT_EMPTY_PATH and an empty (or, since Linux 6.11,
- * NULL) path look at dirfd itself.
+ * fstatat, statx and faccessat2 with AT_EMPTY_PATH and an empty path look
+ * at dirfd itself; so do fstatat and statx with a NULL path (Linux 6.11),
+ * where faccessat2 fails with EFAULT.
  */
 static bool names_fd_itself(const struct tracee *t)
 {
 	const uint64_t *a = t->call.args;
 	char first = 0;
+	uint64_t flags;
 
-	if ((t->call.id != SC_FSTATAT && t->call.id != SC_STATX) ||
-	    !(a[t->call.id == SC_FSTATAT ? 3 : 2] & AT_EMPTY_PATH))
+	switch (t->call.id) {
+	case SC_FSTATAT:
+	case SC_FACCESSAT2:
+		flags = a[3];
+		break;
+	case SC_STATX:
+		flags = a[2];
+		break;
+	default:
 		return false;
-	return a[1] == 0 ||
-	       (tracee_read(t->tid, a[1], &first, 1) == 0 && first == 0);
+	}
+	if (!(flags & AT_EMPTY_PATH))
+		return false;
+	if (a[1] == 0)
+		return t->call.id != SC_FACCESSAT2;
+	return tracee_read(t->tid, a[1], &first, 1) == 0 && first == 0;
 }
 
 /*
@@ -781,6 +794,7 @@ static bool on_untraced_fd(const struct tracee *t)
 	switch (t->call.id) {
 	case SC_FSTATAT:
 	case SC_STATX:
+	case SC_FACCESSAT2:
 		if (!t->call.empty_path)
 			return false;
 		break;

@@ -35,7 +35,7 @@ struct sc_call {
 	int64_t start_us;
 	uint64_t utime_us, stime_us;
 	uint64_t rchar_before; /* execve: the kernel's own reads at exec */
-	bool empty_path; /* fstatat, statx on dirfd itself (AT_EMPTY_PATH) */
+	bool empty_path; /* fstatat, statx, faccessat2 on dirfd itself */
 	/* unlink, rmdir, rename: the inode a name named before the call, if
 	 * it was that inode's last link (its number may then be reused) */
 	uint64_t doomed_dev, doomed_ino;

@@ -529,12 +529,12 @@ def test_stats_are_counted_per_file(workdir, tmp_path):
 
 @pytest.mark.parametrize("program", ["fdops", "fdops-musl", "fdops32"])
 def test_untraced_descriptors_cost_one_stop(workdir, tmp_path, program):
-    """fstat, lseek and fsync of a descriptor that holds no traced file
-    (/dev/null) stop the task once, at entry, and write nothing; fstat and
-    lseek of a traced file stop twice and are S and L rows with the
-    kernel's results.  Runs of 10 and 30 rounds differ by exactly that.
-    glibc's fstat is newfstatat, musl's the fstat syscall, i386's fstat64
-    or statx."""
+    """fstat, lseek, fsync and faccessat2(fd, "", AT_EMPTY_PATH) of a
+    descriptor that holds no traced file (/dev/null) stop the task once, at
+    entry, and write nothing; fstat, lseek and faccessat2 of a traced file
+    stop twice and are S and L rows with the kernel's results.  Runs of 10
+    and 30 rounds differ by exactly that.  glibc's fstat is newfstatat,
+    musl's the fstat syscall, i386's fstat64 or statx."""
     from conftest import helper
     data = str(workdir / "text.txt")
     runs = {}
@@ -544,8 +544,8 @@ def test_untraced_descriptors_cost_one_stop(workdir, tmp_path, program):
         assert t.returncode == 0, t.stderr
         rows = list(csv.DictReader(open(t.dir / "io.csv")))
         runs[rounds] = (t.summary["tracing"]["syscall_stops"], rows)
-    # Per round: 3 entry stops on /dev/null; 2 + 2 on text.txt.
-    assert runs[30][0] - runs[10][0] == 20 * (3 + 4)
+    # Per round: 4 entry stops on /dev/null; 2 + 2 + 2 on text.txt.
+    assert runs[30][0] - runs[10][0] == 20 * (4 + 6)
     rows = runs[30][1]
     assert not [r for r in rows if r["path"] == "/dev/null"
                 and r["type"] != "O"]
@@ -553,7 +553,7 @@ def test_untraced_descriptors_cost_one_stop(workdir, tmp_path, program):
               if r["type"] == "O" and r["path"] == data}
     stats = [r for r in rows if r["type"] == "S" and r["handle"] in handle]
     seeks = [r for r in rows if r["type"] == "L" and r["handle"] in handle]
-    assert [(r["result"], r["path"]) for r in stats] == [("0", data)] * 30
+    assert [(r["result"], r["path"]) for r in stats] == [("0", data)] * 60
     assert [(r["result"], r["offset"]) for r in seeks] == [("5", "5")] * 30
 
 

@@ -1,14 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * fdops FILE N: N rounds of fstat, lseek and fsync on /dev/null (a
- * descriptor iowrap does not trace) and of fstat and lseek on FILE.  Built
- * against glibc (fstat is newfstatat with AT_EMPTY_PATH), musl (the fstat
- * syscall) and for i386 (fstat64 or statx, _llseek).
+ * fdops FILE N: N rounds of fstat, lseek, fsync and faccessat2 with
+ * AT_EMPTY_PATH on /dev/null (a descriptor iowrap does not trace) and of
+ * fstat, lseek and faccessat2 on FILE.  Built against glibc (fstat is
+ * newfstatat with AT_EMPTY_PATH), musl (the fstat syscall) and for i386
+ * (fstat64 or statx, _llseek).  faccessat2 is called directly: libcs differ
+ * in whether and how they pass AT_EMPTY_PATH on.
  */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef SYS_faccessat2
+#define SYS_faccessat2 439 /* the same on every arch */
+#endif
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+
+static int access_fd(int fd)
+{
+	return (int)syscall(SYS_faccessat2, fd, "", R_OK, AT_EMPTY_PATH);
+}
 
 int main(int argc, char **argv)
 {
@@ -26,7 +41,10 @@ int main(int argc, char **argv)
 		if (fstat(null, &st) < 0 || lseek(null, 0, SEEK_SET) < 0)
 			return 1;
 		fsync(null); /* EINVAL: /dev/null has nothing to sync */
-		if (fstat(data, &st) < 0 || lseek(data, 5, SEEK_SET) != 5)
+		if (access_fd(null) < 0)
+			return 1;
+		if (fstat(data, &st) < 0 || lseek(data, 5, SEEK_SET) != 5 ||
+		    access_fd(data) < 0)
 			return 1;
 	}
 	return 0;
