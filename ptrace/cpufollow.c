@@ -344,7 +344,7 @@ static void recheck_cpu(struct cpu_follow *f, int64_t now)
 	read_tracee_cpu(f, now);
 }
 
-void follow_stop(struct cpu_follow *f, pid_t tid)
+void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop)
 {
 	int64_t now;
 
@@ -368,6 +368,13 @@ void follow_stop(struct cpu_follow *f, pid_t tid)
 		f->run = 1;
 	}
 	f->last_stop_us = now;
+	/*
+	 * A new program's loader stops next, 20-30 times within a
+	 * millisecond at --level files: the phase need not wait for 8 of
+	 * them to cross CPUs first.
+	 */
+	if (exec_stop)
+		f->run = FOLLOW_RUN_MIN;
 	if (f->run >= FOLLOW_RUN_MIN && now >= f->holdoff_until_us)
 		enter(f, now);
 }

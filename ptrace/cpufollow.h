@@ -57,8 +57,9 @@ struct cpu_follow {
 };
 
 void follow_init(struct cpu_follow *f, int procfd, bool enabled);
-/* Called at every stop of tid, before it is resumed. */
-void follow_stop(struct cpu_follow *f, pid_t tid);
+/* Called at every stop of tid, before it is resumed; exec_stop: its
+ * PTRACE_EVENT_EXEC stop. */
+void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop);
 /* A wait found no stop pending: the tracee may have moved. */
 void follow_missed(struct cpu_follow *f);
 /* Back to the tracer's own CPUs and policy; stops the watchdog. */

@@ -339,6 +339,11 @@ static void spin_init(struct spin *sp, long window_us)
 		sp->window_us = window_us;
 }
 
+static bool is_exec_stop(int status)
+{
+	return (unsigned)status >> 16 == PTRACE_EVENT_EXEC;
+}
+
 static bool main_gone(const struct tracer *tr)
 {
 	return tr->result->main_reaped;
@@ -391,7 +396,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 			break;
 		}
 		if (WIFSTOPPED(status)) {
-			follow_stop(&tr.follow, tid);
+			follow_stop(&tr.follow, tid, is_exec_stop(status));
 			handle_stop(&tr, tid, status);
 		} else
 			handle_death(&tr, tid, status);

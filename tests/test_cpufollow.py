@@ -76,6 +76,18 @@ def test_summary_level_never_follows(iowrap, data):
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+def test_exec_starts_a_phase(iowrap):
+    """A new program's loader stops next: the exec stop starts a phase at
+    once.  A static program that exits at once (fdops without arguments,
+    status 2) stops 4 times in all, short of a run of 8."""
+    from conftest import helper
+    trace = iowrap("-l", "files", "--", helper("fdops-musl"), check=2)
+    assert trace.summary["tracing"]["syscall_stops"] == 2
+    # Under load the watchdog may end it, or the tracee move: one phase.
+    assert follow(trace)["phases"] == 1
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
 def test_tracer_follows_a_tracee_that_moves(iowrap, data):
     """The tracee moves itself to the other CPU every 20 reads (what the
     load balancer does to a tracee that computes between stops).  The
