@@ -106,7 +106,14 @@ def test_tracer_follows_a_tracee_that_moves(iowrap, data):
               f"        os.read(fd, {BLOCK})\n")
     trace = iowrap("-l", "full", "--", "python3", "-c", script, check=0)
     phases = following(trace, data)
-    assert phases["moves"] >= moves // 2, phases
+    assert phases["moves"] >= 1, phases
+    # Other load on the machine can starve the SCHED_IDLE tracer: the
+    # watchdog ends its phases and holds off the next ones (20 ms,
+    # doubling), and moves in between are not followed (seen: 296 and 7
+    # moves with 6 and 8 starved phases while the test suite ran
+    # alongside).  Unstarved, every move is followed.
+    if phases["starved"] == 0:
+        assert phases["moves"] >= moves // 2, phases
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
