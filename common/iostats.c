@@ -26,10 +26,9 @@ void iostats_release(struct iostats *st)
 void rw_stats_init(struct rw_stats *rw)
 {
 	memset(rw, 0, sizeof(*rw));
-	rw->max_byte = -1;
+	rw->pos = (struct access_seq)ACCESS_SEQ_INIT;
 	rw->first_us = -1;
 	rw->last_us = -1;
-	rw->last_end = -1;
 }
 
 static struct file_stats *file_for(struct iostats *st, uint64_t id)
@@ -111,15 +110,7 @@ static void add_rw(struct file_stats *f, struct rw_stats *rw,
 	if (rw->first_us < 0)
 		rw->first_us = ev->start_us;
 	rw->last_us = ev->end_us;
-	if (ev->offset >= 0) {
-		if (rw->last_end >= 0 && ev->offset == rw->last_end)
-			rw->consec++;
-		if (rw->last_end >= 0 && ev->offset >= rw->last_end)
-			rw->seq++;
-		rw->last_end = ev->offset + (int64_t)bytes;
-		if (bytes && rw->last_end - 1 > rw->max_byte)
-			rw->max_byte = rw->last_end - 1;
-	}
+	access_seq_add(&rw->pos, ev->offset, bytes);
 	count_size(f, bytes);
 }
 

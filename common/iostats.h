@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "access_seq.h"
 #include "record.h"
 #include "strbuf.h"
 
@@ -23,12 +24,10 @@
 
 struct rw_stats {
 	uint64_t ops, bytes;
-	int64_t max_byte; /* highest byte offset touched; -1: none */
-	uint64_t consec, seq;
+	struct access_seq pos;
 	uint64_t size_bucket[IOSTATS_SIZE_BUCKETS];
 	int64_t first_us, last_us;
 	uint64_t time_us; /* summed latency */
-	int64_t last_end; /* where the last access ended; -1: none */
 	uint64_t log2_count[IOSTATS_LOG2_BUCKETS];
 	uint64_t log2_time_us[IOSTATS_LOG2_BUCKETS];
 };

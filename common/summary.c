@@ -185,14 +185,14 @@ static void format_rw(struct json *j, const char *key,
 	json_u64(j, "ops", rw->ops);
 	json_u64(j, "bytes", rw->bytes);
 	json_double(j, "time_s", (double)rw->time_us / 1e6, 6);
-	if (rw->max_byte >= 0)
-		json_i64(j, "max_byte", rw->max_byte);
+	if (rw->pos.max_byte >= 0)
+		json_i64(j, "max_byte", rw->pos.max_byte);
 	if (rw->first_us >= 0) {
 		json_time(j, "first_time_s", rw->first_us);
 		json_time(j, "last_time_s", rw->last_us);
 	}
-	json_u64(j, "consecutive", rw->consec);
-	json_u64(j, "sequential", rw->seq);
+	json_u64(j, "consecutive", rw->pos.consec);
+	json_u64(j, "sequential", rw->pos.seq);
 	json_open_object(j, "size_buckets");
 	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
 		json_u64(j, iostats_bucket_names[i], rw->size_bucket[i]);

@@ -356,8 +356,12 @@ static void add_time_field(struct strbuf *sb, int64_t usec)
 static void format_file_stats(struct strbuf *sb, const struct file_stats *f)
 {
 	static const struct file_stats none = {
-		.read = { .max_byte = -1, .first_us = -1, .last_us = -1 },
-		.write = { .max_byte = -1, .first_us = -1, .last_us = -1 },
+		.read = { .pos = ACCESS_SEQ_INIT,
+			  .first_us = -1,
+			  .last_us = -1 },
+		.write = { .pos = ACCESS_SEQ_INIT,
+			   .first_us = -1,
+			   .last_us = -1 },
 	};
 	struct size_count top[4];
 	size_t ntop;
@@ -373,12 +377,12 @@ static void format_file_stats(struct strbuf *sb, const struct file_stats *f)
 	add_u64_field(sb, f->mmaps);
 	add_u64_field(sb, f->read.bytes);
 	add_u64_field(sb, f->write.bytes);
-	add_size_field(sb, f->read.max_byte);
-	add_size_field(sb, f->write.max_byte);
-	add_u64_field(sb, f->read.consec);
-	add_u64_field(sb, f->write.consec);
-	add_u64_field(sb, f->read.seq);
-	add_u64_field(sb, f->write.seq);
+	add_size_field(sb, f->read.pos.max_byte);
+	add_size_field(sb, f->write.pos.max_byte);
+	add_u64_field(sb, f->read.pos.consec);
+	add_u64_field(sb, f->write.pos.consec);
+	add_u64_field(sb, f->read.pos.seq);
+	add_u64_field(sb, f->write.pos.seq);
 	add_u64_field(sb, f->rw_switches);
 	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
 		add_u64_field(sb, f->read.size_bucket[i]);

@@ -153,7 +153,7 @@ static bool map_task_files(const struct analysis *an, const struct task *t,
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tfile *f = &t->file[i];
 		size_t g =
-			f->path_len && f->rd.placed + f->wr.placed ?
+			f->path_len && f->rd.pos.placed + f->wr.pos.placed ?
 				hmap_get(&an->by_path, f->path, f->path_len) :
 				HMAP_NONE;
 

@@ -55,14 +55,14 @@ static void add_ref(struct gfile *g, size_t task, size_t file,
 	g->ref[g->nrefs++] = (struct file_ref){ task, file };
 	g->bytes_read += f->rd.bytes;
 	g->bytes_written += f->wr.bytes;
-	g->reads += f->rd.placed;
-	g->writes += f->wr.placed;
+	g->reads += f->rd.pos.placed;
+	g->writes += f->wr.pos.placed;
 	g->readers += f->rd.ops > 0;
 	g->writers += f->wr.ops > 0 || f->created_us >= 0;
 	if (f->executed)
 		g->system = true;
-	if ((uint64_t)(f->rd.max_byte + 1) > g->max_distinct)
-		g->max_distinct = (uint64_t)(f->rd.max_byte + 1);
+	if ((uint64_t)(f->rd.pos.max_byte + 1) > g->max_distinct)
+		g->max_distinct = (uint64_t)(f->rd.pos.max_byte + 1);
 	if (f->first_access_us >= 0 &&
 	    (g->first_us < 0 || f->first_access_us < g->first_us))
 		g->first_us = f->first_access_us;

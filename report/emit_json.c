@@ -58,10 +58,10 @@ static void emit_rw(struct json *j, const char *key, const struct rw_acc *a)
 	json_secs(j, "time_s", (int64_t)a->time_us);
 	json_secs(j, "first_time_s", a->first_us);
 	json_secs(j, "last_time_s", a->ops ? a->last_us : -1);
-	json_i64(j, "max_byte", a->max_byte);
-	json_u64(j, "consecutive", a->consec);
-	json_u64(j, "sequential", a->seq);
-	json_u64(j, "random", a->ops > 1 ? a->ops - 1 - a->seq : 0);
+	json_i64(j, "max_byte", a->pos.max_byte);
+	json_u64(j, "consecutive", a->pos.consec);
+	json_u64(j, "sequential", a->pos.seq);
+	json_u64(j, "random", a->ops > 1 ? a->ops - 1 - a->pos.seq : 0);
 	json_str(j, "pattern", access_pattern(a));
 	json_close_object(j);
 }

@@ -71,8 +71,6 @@ static bool parse_row(struct csv_file *cf, struct io_row *r)
 	return true;
 }
 
-/* Darshan's POSIX counters: CONSEC when an access starts where the
- * previous one of its kind ended, SEQ when at or after it. */
 static void add_rw(struct rw_acc *a, const struct io_row *r)
 {
 	uint64_t bytes = (uint64_t)r->result;
@@ -83,16 +81,7 @@ static void add_rw(struct rw_acc *a, const struct io_row *r)
 	if (a->first_us < 0)
 		a->first_us = r->start;
 	a->last_us = r->end;
-	if (r->offset < 0)
-		return;
-	a->placed++;
-	if (a->last_end >= 0 && r->offset == a->last_end)
-		a->consec++;
-	if (a->last_end >= 0 && r->offset >= a->last_end)
-		a->seq++;
-	a->last_end = r->offset + (int64_t)bytes;
-	if (bytes && a->last_end - 1 > a->max_byte)
-		a->max_byte = a->last_end - 1;
+	access_seq_add(&a->pos, r->offset, bytes);
 }
 
 static void data_op(struct task *t, struct tfile *f, const struct io_row *r)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "access_seq.h"
 #include "hmap.h"
 
 /* Reads or writes of one task to one file, Darshan-style. */
@@ -20,11 +21,7 @@ struct rw_acc {
 	uint64_t time_us; /* summed latency */
 	int64_t first_us; /* first start; -1: none */
 	int64_t last_us; /* last end */
-	int64_t last_end; /* offset after the previous access; -1: none */
-	int64_t max_byte; /* highest offset touched; -1: none */
-	uint64_t consec; /* started where the previous one ended */
-	uint64_t seq; /* started at or after it (consec included) */
-	uint64_t placed; /* with a known offset: Fig. 5's bars */
+	struct access_seq pos;
 };
 
 struct tfile {

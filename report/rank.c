@@ -32,9 +32,9 @@ const char *access_pattern(const struct rw_acc *a)
 		return "none";
 	if (a->ops == 1)
 		return "single";
-	if (a->consec == a->ops - 1)
+	if (a->pos.consec == a->ops - 1)
 		return "consecutive";
-	if (a->seq == a->ops - 1)
+	if (a->pos.seq == a->ops - 1)
 		return "sequential";
 	return "random";
 }
@@ -47,7 +47,7 @@ uint64_t tfile_ops(const struct tfile *f)
 /* Bytes read beyond the distinct range the task read (0..max_byte). */
 uint64_t reread_bytes(const struct tfile *f)
 {
-	uint64_t distinct = (uint64_t)(f->rd.max_byte + 1);
+	uint64_t distinct = (uint64_t)(f->rd.pos.max_byte + 1);
 
 	return f->rd.bytes > distinct ? f->rd.bytes - distinct : 0;
 }

@@ -24,8 +24,7 @@ static size_t new_file(struct task *t, uint64_t inode, const char *path,
 	f->path_len = path_len;
 	f->size_first_open = f->size_last_close = -1;
 	f->rd.first_us = f->wr.first_us = -1;
-	f->rd.last_end = f->wr.last_end = -1;
-	f->rd.max_byte = f->wr.max_byte = -1;
+	f->rd.pos = f->wr.pos = (struct access_seq)ACCESS_SEQ_INIT;
 	f->first_access_us = f->created_us = f->unlink_us = -1;
 	if (inode)
 		hmap_put(&t->by_inode, &inode, sizeof(inode), t->nfiles);

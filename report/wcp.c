@@ -93,7 +93,7 @@ static void add_version(struct analysis *an, size_t g, size_t task,
 
 	an->vertex[v].first_us = min_known(f->wr.first_us, f->created_us);
 	an->vertex[v].size = f->size_last_close >= 0 ? f->size_last_close :
-						       f->wr.max_byte + 1;
+						       f->wr.pos.max_byte + 1;
 	f->wcp_vertex = v;
 }
 

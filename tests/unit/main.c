@@ -23,9 +23,10 @@
 enum { TEST_TIMEOUT = 120, MAX_REPORTED = 25 };
 
 static const struct unit_test *const suites[] = {
-	strbuf_tests,  csv_tests,     json_tests,   argv_tests,	  procfs_tests,
-	cmdpath_tests, pidmap_tests,  filter_tests, taskid_tests, nflog_tests,
-	smklog_tests,  display_tests, report_tests, html_tests,	  process_tests,
+	strbuf_tests, csv_tests,     json_tests,    argv_tests,
+	procfs_tests, cmdpath_tests, pidmap_tests,  filter_tests,
+	taskid_tests, nflog_tests,   smklog_tests,  display_tests,
+	report_tests, html_tests,    process_tests, access_seq_tests,
 };
 
 static unsigned long failures;
