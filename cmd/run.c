@@ -351,7 +351,7 @@ static void run_untraced(struct run_state *st, struct launch *l)
 	int status;
 	pid_t r;
 
-	launch_release(l, true);
+	launch_release(l, LAUNCH_RUN_BARE);
 	do
 		r = wait4(l->pid, &status, 0, &ru);
 	while (r < 0 && errno == EINTR);
@@ -382,7 +382,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 	};
 	struct tracer_result res;
 
-	launch_release(l, true);
+	launch_release(l, LAUNCH_RUN);
 	signals_start_ticker();
 	if (tracer_run(&cfg, l->pid, &res) < 0)
 		trace_problem(&st->sink, "tracing broke off: %s", res.error);
@@ -661,7 +661,7 @@ static int start_task(struct run_state *st)
 		explain_no_ptrace(err, &st->untraced_reason);
 		warnx_line("%s; not running the task (--strict)",
 			   sb_str(&st->untraced_reason));
-		launch_release(&l, false);
+		launch_release(&l, LAUNCH_CANCEL);
 		waitpid(l.pid, NULL, 0);
 		st->summary.iowrap_status = EXIT_IOWRAP_FAILED;
 		return finish(st);

@@ -46,21 +46,38 @@ static void exec_as_script(const char *path, char *const argv[])
 	execv("/bin/sh", sh_argv);
 }
 
+/*
+ * Waits for the parent's word: EOF alone means run, with the hook; a byte
+ * means run without it ('B') or not at all.  poll() first, not read(): in
+ * a traced run a read would count in the task's rchar.
+ */
+static enum launch_go wait_for_go(int go_fd)
+{
+	struct pollfd pfd = { .fd = go_fd, .events = POLLIN };
+	char word = 0;
+
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+	if (!(pfd.revents & POLLIN))
+		return pfd.revents & POLLHUP ? LAUNCH_RUN : LAUNCH_CANCEL;
+	while (read(go_fd, &word, 1) < 0 && errno == EINTR)
+		;
+	return word == 'B' ? LAUNCH_RUN_BARE : LAUNCH_CANCEL;
+}
+
 static void child(struct launch *l, const char *path, char *const argv[],
 		  int go_fd, int err_fd)
 {
-	struct pollfd pfd = { .fd = go_fd, .events = POLLIN };
+	enum launch_go go = wait_for_go(go_fd);
 	int note;
 
-	/* EOF alone means go; a byte means do not run.  poll() and not read():
-	 * a read would count in the task's rchar. */
-	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
-		;
 	close(go_fd);
-	if (pfd.revents & POLLIN || !(pfd.revents & POLLHUP))
+	if (go == LAUNCH_CANCEL)
 		_exit(EXIT_IOWRAP_FAILED);
 	signals_restore_for_child();
-	note = l->before_exec ? l->before_exec(l->hook_arg) : 0;
+	note = l->before_exec && go == LAUNCH_RUN ?
+		       l->before_exec(l->hook_arg) :
+		       0;
 	if (note)
 		send_note(err_fd, NOTE_HOOK, note);
 	execv(path, argv);
@@ -104,10 +121,10 @@ int launch_prepare(struct launch *l, const char *path, char *const argv[])
 	return 0;
 }
 
-void launch_release(struct launch *l, bool run)
+void launch_release(struct launch *l, enum launch_go go)
 {
-	if (!run)
-		(void)write_all(l->go_fd, "X", 1);
+	if (go != LAUNCH_RUN)
+		(void)write_all(l->go_fd, go == LAUNCH_RUN_BARE ? "B" : "X", 1);
 	close(l->go_fd);
 	l->go_fd = -1;
 }

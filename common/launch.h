@@ -14,6 +14,15 @@
  * Returns 0 or a note (not 0) for the parent; never stops the exec. */
 typedef int (*launch_hook)(void *arg);
 
+/* How the waiting child is released. */
+enum launch_go {
+	LAUNCH_CANCEL, /* exit 125 without running the command */
+	LAUNCH_RUN, /* the hook, then the command */
+	/* The command without the hook: a seccomp filter that traps to a
+	 * tracer that never attached would fail those syscalls (ENOSYS). */
+	LAUNCH_RUN_BARE,
+};
+
 struct launch {
 	pid_t pid;
 	int go_fd; /* parent's end: closing it releases the child */
@@ -24,8 +33,7 @@ struct launch {
 
 /* Forks the waiting child (before_exec set, or NULL); 0 or -errno. */
 int launch_prepare(struct launch *l, const char *path, char *const argv[]);
-/* run: exec the command; !run: exit 125 without running it. */
-void launch_release(struct launch *l, bool run);
+void launch_release(struct launch *l, enum launch_go go);
 /* After the child is gone: errno of a failed exec, or 0; *hook_note is
  * what the hook returned. */
 int launch_exec_error(struct launch *l, int *hook_note);

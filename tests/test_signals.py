@@ -150,9 +150,16 @@ NO_PTRACE_REASON = ("ptrace is not permitted (Operation not permitted): "
                     "CAP_SYS_PTRACE or allow ptrace in its seccomp profile")
 
 
-def test_no_ptrace_runs_the_task_untraced(tmp_path):
+LEVELS = ["summary", "files", "full"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_no_ptrace_runs_the_task_untraced(tmp_path, level):
+    """At files and full the seccomp filter must stay out of an untraced
+    task: with no tracer its traced syscalls (exec first) fail, ENOSYS."""
     out = tmp_path / "t"
     p = subprocess.run([helper("noptrace"), str(IOWRAP), "-o", str(out),
+                        "-l", level,
                         "--", "sh", "-c", "echo task-ran; exit 4"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 4
@@ -177,12 +184,16 @@ def test_no_ptrace_strict_is_125_and_the_task_does_not_run(tmp_path):
     assert not marker.exists()
 
 
-def test_under_strace_iowrap_falls_back(tmp_path):
-    """iowrap itself traced (strace -f): its PTRACE_SEIZE fails."""
+@pytest.mark.parametrize("level", LEVELS)
+def test_under_strace_iowrap_falls_back(tmp_path, level):
+    """iowrap itself traced (strace -f): its PTRACE_SEIZE fails, and the
+    task runs as under strace alone (strace does not take iowrap's filter's
+    stops: they would fail the syscalls)."""
     out = tmp_path / "t"
     p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=none", "-o",
-                        "/dev/null", str(IOWRAP), "-o", str(out), "--", "sh",
-                        "-c", "exit 3"], capture_output=True, text=True,
-                       timeout=60)
+                        "/dev/null", str(IOWRAP), "-o", str(out), "-l", level,
+                        "--", "sh", "-c", "cat /etc/hostname; exit 3"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.stdout == open("/etc/hostname").read()
     assert p.returncode == 3
     assert p.stderr.endswith("; running the task untraced\n")
