@@ -269,19 +269,42 @@ void filter_free(struct sock_fprog *prog)
 	prog->len = 0;
 }
 
+#ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
+#define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
+#endif
+
+/*
+ * A filter makes the kernel force speculation mitigations on the task
+ * (SSBD; IBPB and STIBP at its context switches, two per stop) where they
+ * are in "seccomp" mode: the x86 default of older kernels, a boot option
+ * on newer ones.  They are there for sandboxed code; this filter only
+ * traces, so the task keeps the state it has untraced (SPEC_ALLOW, Linux
+ * 4.17).  An older kernel refuses the flag (EINVAL), one before 3.17 has
+ * no seccomp() (ENOSYS): prctl then, as before.
+ */
+static int set_filter(const struct sock_fprog *prog)
+{
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		    SECCOMP_FILTER_FLAG_SPEC_ALLOW, prog) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0L, 0L);
+}
+
 int filter_install(const struct sock_fprog *prog, bool *forced_nnp)
 {
 	*forced_nnp = false;
 	/* With CAP_SYS_ADMIN (or NO_NEW_PRIVS already set) this works and
 	 * setuid programs in the task keep working. */
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0L, 0L) == 0)
+	if (set_filter(prog) == 0)
 		return 0;
 	if (errno != EACCES)
 		return -errno;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) < 0)
 		return -errno;
 	*forced_nnp = true;
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0L, 0L) < 0)
+	if (set_filter(prog) < 0)
 		return -errno;
 	return 0;
 }
