@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "signals.h"
@@ -55,9 +57,14 @@ static enum launch_go wait_for_go(int go_fd)
 {
 	struct pollfd pfd = { .fd = go_fd, .events = POLLIN };
 	char word = 0;
+	int n;
 
-	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+	while ((n = poll(&pfd, 1, -1)) < 0 && errno == EINTR)
 		;
+	if (n < 0) {
+		warnx_line("cannot wait for the tracer: %s", strerror(errno));
+		return LAUNCH_CANCEL;
+	}
 	if (!(pfd.revents & POLLIN))
 		return pfd.revents & POLLHUP ? LAUNCH_RUN : LAUNCH_CANCEL;
 	while (read(go_fd, &word, 1) < 0 && errno == EINTR)
@@ -65,19 +72,33 @@ static enum launch_go wait_for_go(int go_fd)
 	return word == 'B' ? LAUNCH_RUN_BARE : LAUNCH_CANCEL;
 }
 
+/*
+ * Until the parent has seized it (PTRACE_O_EXITKILL from then on) or told
+ * it to run bare, the child must die with iowrap: a dead parent's pipe
+ * reads as EOF, "run", and the filter would go in with no tracer.
+ */
+static void die_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(EXIT_IOWRAP_FAILED);
+}
+
 static void child(struct launch *l, const char *path, char *const argv[],
 		  int go_fd, int err_fd)
 {
 	enum launch_go go = wait_for_go(go_fd);
-	int note;
+	int note = 0;
 
 	close(go_fd);
 	if (go == LAUNCH_CANCEL)
 		_exit(EXIT_IOWRAP_FAILED);
+	/* Untraced, the task may outlive iowrap as it would without it.
+	 * Should this fail, it only dies with iowrap. */
+	if (go == LAUNCH_RUN_BARE && prctl(PR_SET_PDEATHSIG, 0) < 0)
+		warnx_line("the task dies with iowrap: %s", strerror(errno));
 	signals_restore_for_child();
-	note = l->before_exec && go == LAUNCH_RUN ?
-		       l->before_exec(l->hook_arg) :
-		       0;
+	if (go == LAUNCH_RUN && l->before_exec)
+		note = l->before_exec(l->hook_arg);
 	if (note)
 		send_note(err_fd, NOTE_HOOK, note);
 	execv(path, argv);
@@ -88,6 +109,7 @@ static void child(struct launch *l, const char *path, char *const argv[],
 
 int launch_prepare(struct launch *l, const char *path, char *const argv[])
 {
+	pid_t parent = getpid();
 	int go[2], err[2];
 
 	if (pipe2(go, O_CLOEXEC) < 0)
@@ -110,6 +132,7 @@ int launch_prepare(struct launch *l, const char *path, char *const argv[])
 		return e;
 	}
 	if (l->pid == 0) {
+		die_with_parent(parent);
 		close(go[1]);
 		close(err[0]);
 		child(l, path, argv, go[0], err[1]);
@@ -123,8 +146,11 @@ int launch_prepare(struct launch *l, const char *path, char *const argv[])
 
 void launch_release(struct launch *l, enum launch_go go)
 {
-	if (go != LAUNCH_RUN)
-		(void)write_all(l->go_fd, go == LAUNCH_RUN_BARE ? "B" : "X", 1);
+	const char *word = go == LAUNCH_RUN_BARE ? "B" : "X";
+
+	/* Unsaid, the child would take EOF for "run" with the filter. */
+	if (go != LAUNCH_RUN && write_all(l->go_fd, word, 1) < 0)
+		kill(l->pid, SIGKILL);
 	close(l->go_fd);
 	l->go_fd = -1;
 }

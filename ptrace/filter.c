@@ -287,8 +287,8 @@ static int set_filter(const struct sock_fprog *prog)
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 		    SECCOMP_FILTER_FLAG_SPEC_ALLOW, prog) == 0)
 		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -1;
+	/* Whatever seccomp() said (a container profile may refuse it with
+	 * EPERM and allow prctl), prctl's errno is the one that counts. */
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0L, 0L);
 }
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #ifndef SYS_faccessat2
-#define SYS_faccessat2 439 /* the same on every arch */
+#define SYS_faccessat2 439 /* x86_64, x32 (with its bit) and i386 */
 #endif
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include <stdint.h>
+
 #include "access_seq.h"
 #include "unit.h"
 
@@ -40,8 +42,22 @@ static void access_seq_empty_touches_nothing(void)
 	CHECK_UINT(a.placed, 1);
 }
 
+/* A garbled trace file's offset near the top: no signed overflow. */
+static void access_seq_saturates(void)
+{
+	struct access_seq a = ACCESS_SEQ_INIT;
+
+	access_seq_add(&a, INT64_MAX - 5, 100);
+	CHECK_INT(a.last_end, INT64_MAX);
+	CHECK_INT(a.max_byte, INT64_MAX - 1);
+	access_seq_add(&a, INT64_MAX, UINT64_MAX);
+	CHECK_INT(a.last_end, INT64_MAX);
+	CHECK_UINT(a.consec, 1);
+}
+
 const struct unit_test access_seq_tests[] = {
 	UNIT_TEST(access_seq_counts),
 	UNIT_TEST(access_seq_empty_touches_nothing),
+	UNIT_TEST(access_seq_saturates),
 	UNIT_END,
 };
