@@ -591,24 +591,31 @@ static uint64_t path_inode(struct iotrace *io, const char *path)
 			 S_ISREG(st.st_mode) ? st.st_size : -1, path);
 }
 
-static void on_path_op(struct iotrace *io, struct tracee *t, char type,
-		       int dirfd, uint64_t addr, int64_t ret, uint64_t size)
+static void emit_path_op(struct iotrace *io, struct tracee *t, char type,
+			 const char *path, int64_t ret, uint64_t size)
 {
-	struct strbuf path;
 	struct op op = {
 		.type = type, .result = ret, .offset = -1, .size = size
 	};
 
+	if (excluded(io, path))
+		return;
+	op.path = path;
+	/* A successful stat counts for its file: which one, the tracer asks
+	 * the same path (metadata storms per file). */
+	if (type == 'S' && ret == 0)
+		op.inode_id = path_inode(io, op.path);
+	emit(io, t, &op);
+}
+
+static void on_path_op(struct iotrace *io, struct tracee *t, char type,
+		       int dirfd, uint64_t addr, int64_t ret, uint64_t size)
+{
+	struct strbuf path;
+
 	sb_init(&path, PATH_MAX);
-	if (path_arg(io, t, dirfd, addr, &path) &&
-	    !excluded(io, sb_str(&path))) {
-		op.path = sb_str(&path);
-		/* A successful stat counts for its file: which one, the
-		 * tracer asks the same path (metadata storms per file). */
-		if (type == 'S' && ret == 0)
-			op.inode_id = path_inode(io, op.path);
-		emit(io, t, &op);
-	}
+	if (path_arg(io, t, dirfd, addr, &path))
+		emit_path_op(io, t, type, sb_str(&path), ret, size);
 	sb_release(&path);
 }
 
@@ -662,8 +669,20 @@ static uint64_t process_rchar(struct iotrace *io, struct tracee *t)
 		       0;
 }
 
-static void on_exec(struct iotrace *io, struct tracee *t, int dirfd,
-		    uint64_t addr, int64_t ret)
+static void note_exec_path(struct iotrace *io, struct tracee *t, int dirfd,
+			   uint64_t addr)
+{
+	struct strbuf path;
+
+	free(t->call.exec_path);
+	t->call.exec_path = NULL;
+	sb_init(&path, PATH_MAX);
+	if (path_arg(io, t, dirfd, addr, &path))
+		t->call.exec_path = xstrdup(sb_str(&path));
+	sb_release(&path);
+}
+
+static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 {
 	/* Loading the program and its interpreter reads their headers
 	 * through the kernel (kernel_read counts in rchar): no syscall of
@@ -673,7 +692,10 @@ static void on_exec(struct iotrace *io, struct tracee *t, int dirfd,
 	if (ret == 0 && rchar > t->call.rchar_before)
 		t->proc->rec.usage.exec_read_bytes +=
 			rchar - t->call.rchar_before;
-	on_path_op(io, t, 'X', dirfd, addr, ret, 0);
+	if (t->call.exec_path)
+		emit_path_op(io, t, 'X', t->call.exec_path, ret, 0);
+	free(t->call.exec_path);
+	t->call.exec_path = NULL;
 	if (ret == 0) {
 		struct fdtable *fds = fds_of(t->proc);
 
@@ -781,23 +803,14 @@ static bool names_fd_itself(const struct tracee *t)
 	return tracee_read(t->tid, a[1], &first, 1) == 0 && first == 0;
 }
 
-/*
- * An operation on a descriptor known not to be traced (a pipe, a socket,
- * /dev/null, an excluded path) writes no event and changes nothing the
- * tracer keeps: it needs no exit stop, and the hot path skips reading the
- * CPU clocks.  Reads and writes still count, in rchar and wchar.
- */
-static bool on_untraced_fd(const struct tracee *t)
+/* The calls that act on the descriptor in their first argument. */
+static bool acts_on_fd0(const struct tracee *t)
 {
-	const struct ofd *o;
-
 	switch (t->call.id) {
 	case SC_FSTATAT:
 	case SC_STATX:
 	case SC_FACCESSAT2:
-		if (!t->call.empty_path)
-			return false;
-		break;
+		return t->call.empty_path;
 	case SC_FSTAT:
 	case SC_READ:
 	case SC_WRITE:
@@ -811,11 +824,28 @@ static bool on_untraced_fd(const struct tracee *t)
 	case SC_FTRUNCATE64:
 	case SC_FSYNC:
 	case SC_FDATASYNC:
-		break;
+		return true;
 	default:
 		return false;
 	}
-	o = t->proc->fds ? fdtable_get(t->proc->fds, arg_fd(t, 0)) : NULL;
+}
+
+/*
+ * An operation on a descriptor known not to be traced (a pipe, a socket,
+ * /dev/null, an excluded path) writes no event and changes nothing the
+ * tracer keeps: it needs no exit stop, and the hot path skips reading the
+ * CPU clocks.  Reads and writes still count, in rchar and wchar.  A
+ * descriptor the task had before we saw it open (inherited, received) is
+ * looked up in /proc here, at the entry, while fdinfo's position is still
+ * the one the call will use: at the exit a read has moved it.
+ */
+static bool on_untraced_fd(struct iotrace *io, struct tracee *t)
+{
+	const struct ofd *o;
+
+	if (!acts_on_fd0(t))
+		return false;
+	o = lookup_fd(io, t->proc, arg_fd(t, 0));
 	return o && !o->traced;
 }
 
@@ -838,7 +868,7 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 	memcpy(t->call.args, si->seccomp.args, sizeof(t->call.args));
 	t->call.start_us = now_realtime_us();
 	t->call.empty_path = names_fd_itself(t);
-	if (on_untraced_fd(t))
+	if (on_untraced_fd(io, t))
 		return false; /* no event, and rchar/wchar count the bytes */
 	process_times(t, &t->call.utime_us, &t->call.stime_us);
 	t->call.alone = t->proc->live_threads == 1;
@@ -855,8 +885,12 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		io->used_io_uring = true;
 		break;
 	case SC_EXECVE:
+		t->call.rchar_before = process_rchar(io, t);
+		note_exec_path(io, t, AT_FDCWD, t->call.args[0]);
+		break;
 	case SC_EXECVEAT:
 		t->call.rchar_before = process_rchar(io, t);
+		note_exec_path(io, t, arg_fd(t, 0), t->call.args[1]);
 		break;
 	case SC_UNLINK:
 	case SC_UNLINKAT:
@@ -906,10 +940,10 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 		on_fcntl(io, t, ret);
 		break;
 	case SC_EXECVE:
-		on_exec(io, t, AT_FDCWD, a[0], ret);
+		on_exec(io, t, ret);
 		break;
 	case SC_EXECVEAT:
-		on_exec(io, t, arg_fd(t, 0), a[1], ret);
+		on_exec(io, t, ret);
 		break;
 	default:
 		break;

@@ -77,6 +77,7 @@ void process_free(struct proc_table *pt, struct process *p)
 
 		p->threads = t->next;
 		pidmap_remove(&pt->tracees, t->tid);
+		free(t->call.exec_path);
 		free(t);
 	}
 	if (pidmap_get(&pt->processes, p->rec.pid) == p) {
@@ -189,6 +190,7 @@ struct process *tracee_drop(struct proc_table *pt, struct tracee *t)
 		p->live_threads--;
 		p->thread_unmeasured = true;
 	}
+	free(t->call.exec_path);
 	free(t);
 	return p;
 }
@@ -216,6 +218,7 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 
 		if (former && former->proc == p) {
 			/* Its execve exit stop comes on the leader's tid. */
+			free(t->call.exec_path);
 			t->call = former->call;
 			unlink_thread(p, former);
 			pidmap_remove(&pt->tracees, former_tid);

@@ -35,6 +35,9 @@ struct sc_call {
 	int64_t start_us;
 	uint64_t utime_us, stime_us;
 	uint64_t rchar_before; /* execve: the kernel's own reads at exec */
+	/* execve: its path, read at entry (a successful exec replaces the
+	 * memory it was in); owned, freed at the exit or with the tracee */
+	char *exec_path;
 	bool empty_path; /* fstatat, statx, faccessat2 on dirfd itself */
 	/* unlink, rmdir, rename: the inode a name named before the call, if
 	 * it was that inode's last link (its number may then be reused) */

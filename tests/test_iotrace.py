@@ -641,6 +641,49 @@ def test_no_new_privs_only_when_the_kernel_asks(tmp_path):
         shutil.rmtree(base)
 
 
+def test_exec_rows(tmp_path):
+    """Each exec is an X row with the kernel's result, successful ones too:
+    their path is read at the entry stop, since by the exit stop the new
+    program has replaced the memory it was in (they had no row, or with
+    ASLR off a row under whatever string now sat there)."""
+    t = run_iowrap(["--level", "files", "--", "sh", "-c",
+                    "/nonexistent/prog; /usr/bin/true; exec /bin/true"],
+                   outdir=tmp_path / "t")
+    assert t.returncode == 0, t.stderr
+    rows = [(r["result"], r["path"])
+            for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["type"] == "X"]
+    assert len(rows) == 4, rows
+    assert rows[0][0] == "0" and rows[0][1].endswith("/sh")
+    assert rows[1:] == [("-2", "/nonexistent/prog"), ("0", "/usr/bin/true"),
+                        ("0", "/bin/true")]
+
+
+def test_inherited_descriptor_offsets(tmp_path):
+    """A file the task inherited open (at position 7) is read from
+    the position fdinfo gives before the first read, not after it."""
+    data = tmp_path / "data"
+    data.write_bytes(bytes(range(200)))
+    fd = os.open(data, os.O_RDONLY)
+    try:
+        os.lseek(fd, 7, os.SEEK_SET)
+        out = tmp_path / "t"
+        p = subprocess.run([str(IOWRAP), "-o", str(out), "-l", "full", "--",
+                            "python3", "-c",
+                            f"import os; os.read({fd}, 50); "
+                            f"os.read({fd}, 50)"],
+                           pass_fds=(fd,), stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(fd)
+    assert p.returncode == 0, p.stderr
+    # R rows carry no path, and this file had no O row: its 50-byte reads.
+    reads = [(r["result"], r["offset"])
+             for r in csv.DictReader(open(out / "io.csv"))
+             if r["type"] == "R" and r["size"] == "50"]
+    assert reads == [("50", "7"), ("50", "57")]
+
+
 def seccomp_mode_mitigations():
     """Whether the kernel forces some mitigation on filtered tasks."""
     base = Path("/sys/devices/system/cpu/vulnerabilities")
