@@ -669,16 +669,18 @@ static uint64_t process_rchar(struct iotrace *io, struct tracee *t)
 		       0;
 }
 
-static void note_exec_path(struct iotrace *io, struct tracee *t, int dirfd,
-			   uint64_t addr)
+/* execve's path, or execveat's (dirfd, path), resolved at the entry. */
+static void note_exec_path(struct iotrace *io, struct tracee *t)
 {
+	bool at = t->call.id == SC_EXECVEAT;
 	struct strbuf path;
 
 	free(t->call.exec_path);
 	t->call.exec_path = NULL;
 	sb_init(&path, PATH_MAX);
-	if (path_arg(io, t, dirfd, addr, &path))
-		t->call.exec_path = xstrdup(sb_str(&path));
+	if (path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, t->call.args[at],
+		     &path))
+		t->call.exec_path = sb_detach(&path);
 	sb_release(&path);
 }
 
@@ -885,12 +887,9 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		io->used_io_uring = true;
 		break;
 	case SC_EXECVE:
-		t->call.rchar_before = process_rchar(io, t);
-		note_exec_path(io, t, AT_FDCWD, t->call.args[0]);
-		break;
 	case SC_EXECVEAT:
 		t->call.rchar_before = process_rchar(io, t);
-		note_exec_path(io, t, arg_fd(t, 0), t->call.args[1]);
+		note_exec_path(io, t);
 		break;
 	case SC_UNLINK:
 	case SC_UNLINKAT:
@@ -940,8 +939,6 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 		on_fcntl(io, t, ret);
 		break;
 	case SC_EXECVE:
-		on_exec(io, t, ret);
-		break;
 	case SC_EXECVEAT:
 		on_exec(io, t, ret);
 		break;

@@ -17,6 +17,12 @@
 #include "tracee_mem.h"
 #include "util.h"
 
+static void tracee_free(struct tracee *t)
+{
+	free(t->call.exec_path);
+	free(t);
+}
+
 void proc_table_init(struct proc_table *pt, int procfd,
 		     struct cgroup_resolver *cgroups)
 {
@@ -77,8 +83,7 @@ void process_free(struct proc_table *pt, struct process *p)
 
 		p->threads = t->next;
 		pidmap_remove(&pt->tracees, t->tid);
-		free(t->call.exec_path);
-		free(t);
+		tracee_free(t);
 	}
 	if (pidmap_get(&pt->processes, p->rec.pid) == p) {
 		pidmap_remove(&pt->processes, p->rec.pid);
@@ -190,8 +195,7 @@ struct process *tracee_drop(struct proc_table *pt, struct tracee *t)
 		p->live_threads--;
 		p->thread_unmeasured = true;
 	}
-	free(t->call.exec_path);
-	free(t);
+	tracee_free(t);
 	return p;
 }
 
@@ -220,9 +224,10 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 			/* Its execve exit stop comes on the leader's tid. */
 			free(t->call.exec_path);
 			t->call = former->call;
+			former->call.exec_path = NULL; /* t's now */
 			unlink_thread(p, former);
 			pidmap_remove(&pt->tracees, former_tid);
-			free(former);
+			tracee_free(former);
 		}
 		/* The others were killed, maybe with no exit stop of their
 		 * own: their deaths must not count against the live one. */
