@@ -76,6 +76,11 @@ preadv2 pwritev2 sendfile sendfile64 copy_file_range splice fsync fdatasync
 sync_file_range fallocate lseek _llseek io_uring_setup
 io_uring_enter""".split()
 
+# iowrap stops at these only for some arguments (ioctl: FIOCLEX and
+# FIONCLEX); strace cannot select by argument and would stop at every call,
+# so its set leaves them out.
+ONLY_SOME_CALLS = ("ioctl",)
+
 PY_MODULES = ("json, csv, re, sqlite3, decimal, datetime, argparse, logging, "
               "subprocess, tempfile, xml.etree.ElementTree, email.message")
 
@@ -130,6 +135,8 @@ def filter_sets():
                 r"RULE(?:_ENTRY)?\(\s*SC_\w+\s*,\s*(\w+)\s*,\s*LEVEL_(\w+)",
                 src):
             level = level.lower()
+            if name in ONLY_SOME_CALLS:
+                continue
             if level in sets and name not in sets[level]:
                 sets[level].append(name)
     except OSError:
@@ -1134,7 +1141,8 @@ medians; a cell with ⚠N had N of them.
   being the syscall names of iowrap's filter in `ptrace/filter.c`:
   files = {', '.join(fset)}; full = files + {', '.join(fullx)}.  strace
   cannot filter on arguments, so it also stops at anonymous mmaps, which
-  iowrap's filter lets through.  Plain ptrace: the same strace command
+  iowrap's filter lets through, and its set leaves out ioctl, at which
+  iowrap stops for FIOCLEX and FIONCLEX only.  Plain ptrace: the same strace command
   with the full set and without `--seccomp-bpf`, which stops at the entry
   and exit of every syscall.  strace -e trace=none: the same strace
   command tracing no syscall by name; to follow the tree it still stops

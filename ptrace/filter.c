@@ -7,6 +7,7 @@
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -48,6 +49,7 @@ static const struct sc_rule rules[] = {
 	RULE(SC_DUP3, dup3, LEVEL_FILES),
 	RULE(SC_FCNTL, fcntl, LEVEL_FILES),
 	RULE(SC_FCNTL, fcntl64, LEVEL_FILES),
+	RULE(SC_IOCTL_CLOEXEC, ioctl, LEVEL_FILES),
 	RULE(SC_EXECVE, execve, LEVEL_FILES),
 	RULE(SC_EXECVEAT, execveat, LEVEL_FILES),
 	RULE(SC_UNLINK, unlink, LEVEL_FILES),
@@ -121,24 +123,52 @@ const char *trace_level_name(enum trace_level level)
 	return level_names[level];
 }
 
+/*
+ * ioctl's FIOCLEX and FIONCLEX set and clear close-on-exec, as fcntl's
+ * F_SETFD does (Python's os.set_inheritable uses them); no other ioctl
+ * stops.  The kernel takes the command as an unsigned int: the mask
+ * keeps a garbage upper half from slipping past.
+ */
+static int add_ioctl_rules(scmp_filter_ctx ctx, uint32_t data, int nr)
+{
+	int err = seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), nr, 1,
+				   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu,
+					   FIOCLEX));
+
+	if (err < 0)
+		return err;
+	return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), nr, 1,
+				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu,
+					FIONCLEX));
+}
+
+static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
+{
+	uint32_t data = (uint32_t)r->id |
+			(r->entry_only ? 0 : SC_DATA_NEEDS_EXIT);
+
+	switch (r->id) {
+	case SC_MMAP:
+	case SC_MMAP2:
+		/* mmap of a file only: MAP_ANONYMOUS not in flags (arg 3). */
+		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,
+					SCMP_A3(SCMP_CMP_MASKED_EQ,
+						MAP_ANONYMOUS, 0));
+	case SC_IOCTL_CLOEXEC:
+		return add_ioctl_rules(ctx, data, r->nr);
+	default:
+		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 0);
+	}
+}
+
 static int add_rules(scmp_filter_ctx ctx, enum trace_level level)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
-		const struct sc_rule *r = &rules[i];
-		uint32_t data = (uint32_t)r->id |
-				(r->entry_only ? 0 : SC_DATA_NEEDS_EXIT);
 		int err;
 
-		if (r->level > level)
+		if (rules[i].level > level)
 			continue;
-		/* mmap of a file only: MAP_ANONYMOUS not in flags (arg 3). */
-		if (r->id == SC_MMAP || r->id == SC_MMAP2)
-			err = seccomp_rule_add(
-				ctx, SCMP_ACT_TRACE(data), r->nr, 1,
-				SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0));
-		else
-			err = seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr,
-					       0);
+		err = add_rule(ctx, &rules[i]);
 		if (err < 0)
 			return err;
 	}

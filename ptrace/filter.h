@@ -34,6 +34,7 @@ enum sc_id {
 	SC_DUP2,
 	SC_DUP3,
 	SC_FCNTL,
+	SC_IOCTL_CLOEXEC, /* ioctl FIOCLEX or FIONCLEX only */
 	SC_EXECVE,
 	SC_EXECVEAT,
 	SC_UNLINK,

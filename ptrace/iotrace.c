@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,13 @@
 
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
+#endif
+/* pwritev2 flags (linux/fs.h; musl's headers lack them). */
+#ifndef RWF_APPEND
+#define RWF_APPEND 0x10
+#endif
+#ifndef RWF_NOAPPEND
+#define RWF_NOAPPEND 0x20
 #endif
 
 void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
@@ -484,6 +492,23 @@ static uint64_t iov_total(const struct tracee *t, uint64_t addr, int count)
 	return total;
 }
 
+/*
+ * Whether a write went to the end of the file whatever its offset said:
+ * O_APPEND makes pwrite append too (pwrite(2), BUGS), and pwritev2's
+ * RWF_APPEND or RWF_NOAPPEND (Linux 6.9) set or clear that per call.
+ */
+static bool writes_at_end(const struct tracee *t, const struct ofd *o,
+			  char type)
+{
+	uint64_t rwf = t->call.id == SC_PWRITEV2 ? t->call.args[5] : 0;
+
+	if (type != 'W')
+		return false;
+	if (rwf & RWF_APPEND)
+		return true;
+	return (o->flags & O_APPEND) && !(rwf & RWF_NOAPPEND);
+}
+
 /* A read or write at the file position (pos < 0) or at pos. */
 static void on_data(struct iotrace *io, struct tracee *t, char type,
 		    uint64_t size, int64_t pos, int64_t ret)
@@ -497,13 +522,15 @@ static void on_data(struct iotrace *io, struct tracee *t, char type,
 	op.ofd = o;
 	op.flags = o->flags;
 	op.offset = at_position ? o->offset : pos;
-	if (at_position && type == 'W' && (o->flags & O_APPEND) && ret >= 0) {
-		/* O_APPEND wrote at the end: where that was, the size says. */
+	if (ret >= 0 && writes_at_end(t, o, type)) {
+		/* It wrote at the end: where that was, the size says.  A
+		 * pwrite leaves the file position where it was. */
 		int64_t end = fd_size(io, t, arg_fd(t, 0));
 
 		if (end >= 0)
 			op.offset = end - ret;
-		o->offset = op.offset;
+		if (at_position)
+			o->offset = op.offset;
 	}
 	emit(io, t, &op);
 	if (at_position && ret > 0 && o->offset >= 0)
@@ -937,6 +964,12 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 		break;
 	case SC_FCNTL:
 		on_fcntl(io, t, ret);
+		break;
+	case SC_IOCTL_CLOEXEC:
+		if (ret == 0)
+			fdtable_set_cloexec(fds_of(t->proc), arg_fd(t, 0),
+					    (uint32_t)t->call.args[1] ==
+						    FIOCLEX);
 		break;
 	case SC_EXECVE:
 	case SC_EXECVEAT:

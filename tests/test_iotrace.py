@@ -684,6 +684,45 @@ def test_inherited_descriptor_offsets(tmp_path):
     assert reads == [("50", "7"), ("50", "57")]
 
 
+def test_close_on_exec_set_by_ioctl(tmp_path):
+    """ioctl FIONCLEX and FIOCLEX (Python's os.set_inheritable) change
+    close-on-exec as fcntl F_SETFD does: a descriptor made inheritable
+    keeps its handle across the exec, one made close-on-exec again is
+    gone after it (a read then fails with EBADF, on no file of ours)."""
+    kept, dropped = tmp_path / "kept", tmp_path / "dropped"
+    kept.write_bytes(b"0123456789")
+    dropped.write_bytes(b"abcdefghij")
+    child = ("import os\n"
+             "os.read(3, 5)\n"
+             "try:\n"
+             "    os.read(4, 5)\n"
+             "except OSError as e:\n"
+             "    print(e.errno)\n")
+    script = ("import os, sys\n"
+              f"a = os.open({str(kept)!r}, os.O_RDONLY)\n"
+              f"b = os.open({str(dropped)!r}, os.O_RDONLY)\n"
+              "assert (a, b) == (3, 4)\n"
+              "os.read(a, 2)\n"
+              "os.set_inheritable(a, True)\n"
+              "os.set_inheritable(b, True)\n"
+              "os.set_inheritable(b, False)\n"
+              "os.execv(sys.executable,\n"
+              f"         [sys.executable, '-S', '-c', {child!r}])\n")
+    t = run_iowrap(["--level", "full", "--", "python3", "-S", "-c", script],
+                   outdir=tmp_path / "t", stdin=subprocess.DEVNULL)
+    assert t.returncode == 0, t.stderr
+    assert t.stdout == "9\n"
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    handle = {r["path"]: r["handle"] for r in rows if r["type"] == "O"}
+    ops = [(r["type"], r["offset"], r["result"]) for r in rows
+           if r["handle"] == handle[str(kept)]]
+    assert ops == [("O", "0", "3"), ("R", "0", "2"), ("R", "2", "5")]
+    assert [r for r in rows if r["type"] == "R" and r["result"] == "-9"] \
+        == []
+    assert [r["type"] for r in rows
+            if r["handle"] == handle[str(dropped)]] == ["O"]
+
+
 def seccomp_mode_mitigations():
     """Whether the kernel forces some mitigation on filtered tasks."""
     base = Path("/sys/devices/system/cpu/vulnerabilities")

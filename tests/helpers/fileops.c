@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* fileops FILE: file operations whose offsets a tracer must get right
  * (pread/pwrite, lseek, readv/writev, dup and fork sharing a position,
- * O_APPEND, sendfile).  Prints the operations it made on FILE, one per
+ * O_APPEND and RWF_APPEND, sendfile).  Prints the operations it made on FILE, one per
  * line: TYPE OFFSET SIZE RESULT, the oracle for io.csv. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef RWF_NOAPPEND
+#define RWF_NOAPPEND 0x20 /* Linux 6.9; glibc 2.39 */
+#endif
+
 static char buf[8192];
+
+/* A failed call's result as io.csv has it: -errno (RWF_NOAPPEND fails
+ * with EOPNOTSUPP before Linux 6.9). */
+static long long result(long long ret)
+{
+	return ret < 0 ? -errno : ret;
+}
 
 static void out(char type, long long off, long long size, long long res)
 {
@@ -51,6 +63,11 @@ int main(int argc, char **argv)
 	iov[0].iov_len = 3;
 	iov[1].iov_len = 4;
 	out('W', 5107, 7, writev(fd3, iov, 2));
+	/* O_APPEND makes pwrite append too; RWF_APPEND and RWF_NOAPPEND
+	 * set and clear it per call.  None moves the position. */
+	out('W', 5114, 5, pwrite(fd3, buf, 5, 0));
+	out('W', 5119, 7, pwritev2(fd, iov, 2, 10, RWF_APPEND));
+	out('W', 20, 7, result(pwritev2(fd3, iov, 2, 20, RWF_NOAPPEND)));
 	/* sendfile into another file: an R here at fd's position. */
 	fd2 = open("/dev/null", O_WRONLY);
 	out('R', 150, 25, sendfile(fd2, fd, NULL, 25));
