@@ -396,10 +396,11 @@ int read_proc_cmdline(int procfd, pid_t pid, char *buf, size_t size,
 {
 	ssize_t n = read_pid_file(procfd, pid, 0, "cmdline", buf, size);
 
+	if (n < 0)
+		return (int)n;
 	sb_reset(sb);
-	if (n >= 0)
-		argv_quote_nul_list(sb, buf, (size_t)n);
-	return n < 0 ? (int)n : 0;
+	argv_quote_nul_list(sb, buf, (size_t)n);
+	return 0;
 }
 
 static pid_t tracer_pid(void)

@@ -96,7 +96,7 @@ int read_proc_link(int procfd, pid_t pid, const char *name, struct strbuf *sb);
  * caller's buffer (read_file_at's size: one byte is kept for a NUL).  A
  * tracer reads one at every exec: the buffer is the caller's to reuse, as
  * a fresh 64 KiB allocation is an mmap, page faults and a munmap whose TLB
- * flush interrupts the task's CPU.
+ * flush interrupts the task's CPU.  sb is left as it was if it fails.
  */
 int read_proc_cmdline(int procfd, pid_t pid, char *buf, size_t size,
 		      struct strbuf *sb);

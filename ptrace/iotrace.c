@@ -47,6 +47,7 @@ void iotrace_release(struct iotrace *io)
 {
 	file_table_write(&io->files, io->sink);
 	file_table_release(&io->files);
+	opqueue_release(&io->queues);
 }
 
 /* ---- paths -------------------------------------------------------- */
@@ -192,6 +193,42 @@ static struct ofd *lookup_fd(struct iotrace *io, struct process *p, int fd)
 	return o ? o : ofd_from_proc(io, p, fd);
 }
 
+/* The end of path's last ".." component, or 0 if it has none. */
+static size_t last_dotdot_end(const char *path)
+{
+	size_t end = 0;
+
+	for (const char *c = strstr(path, "/.."); c; c = strstr(c + 1, "/.."))
+		if (c[3] == '/' || c[3] == '\0')
+			end = (size_t)(c - path) + 3;
+	return end;
+}
+
+/*
+ * "dir/.." is the parent of where dir leads, which is not the lexical
+ * parent when dir is a symlink or crosses one.  So a path with ".." has
+ * everything up to its last ".." resolved as the kernel does (realpath,
+ * here, in the tracer's view of the same files); the rest, and a path
+ * whose prefix no longer resolves, is normalised lexically.
+ */
+static void normalise_dotdot(struct strbuf *path)
+{
+	char *copy = xstrdup(sb_str(path));
+	size_t end = last_dotdot_end(copy);
+	char real[PATH_MAX];
+
+	if (end > 0) {
+		copy[end] = '\0';
+		if (realpath(copy, real)) {
+			copy[end] = path->buf[end];
+			sb_reset(path);
+			sb_adds(path, real);
+			sb_adds(path, copy + end);
+		}
+	}
+	free(copy);
+}
+
 /* The absolute path of (dirfd, name) as the task meant it. */
 static void resolve_at(struct iotrace *io, struct process *p, int dirfd,
 		       const char *name, struct strbuf *out)
@@ -205,6 +242,7 @@ static void resolve_at(struct iotrace *io, struct process *p, int dirfd,
 		sb_addc(out, '/');
 	}
 	sb_adds(out, name);
+	normalise_dotdot(out);
 	if (out->buf)
 		normalise_path(out->buf);
 	out->len = strlen(sb_str(out));
@@ -492,17 +530,30 @@ static uint64_t iov_total(const struct tracee *t, uint64_t addr, int count)
 	return total;
 }
 
+static bool is_write(const struct tracee *t)
+{
+	switch (t->call.id) {
+	case SC_WRITE:
+	case SC_PWRITE:
+	case SC_WRITEV:
+	case SC_PWRITEV:
+	case SC_PWRITEV2:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
  * Whether a write went to the end of the file whatever its offset said:
  * O_APPEND makes pwrite append too (pwrite(2), BUGS), and pwritev2's
  * RWF_APPEND or RWF_NOAPPEND (Linux 6.9) set or clear that per call.
  */
-static bool writes_at_end(const struct tracee *t, const struct ofd *o,
-			  char type)
+static bool writes_at_end(const struct tracee *t, const struct ofd *o)
 {
 	uint64_t rwf = t->call.id == SC_PWRITEV2 ? t->call.args[5] : 0;
 
-	if (type != 'W')
+	if (!is_write(t))
 		return false;
 	if (rwf & RWF_APPEND)
 		return true;
@@ -522,7 +573,7 @@ static void on_data(struct iotrace *io, struct tracee *t, char type,
 	op.ofd = o;
 	op.flags = o->flags;
 	op.offset = at_position ? o->offset : pos;
-	if (ret >= 0 && writes_at_end(t, o, type)) {
+	if (ret >= 0 && writes_at_end(t, o)) {
 		/* It wrote at the end: where that was, the size says.  A
 		 * pwrite leaves the file position where it was. */
 		int64_t end = fd_size(io, t, arg_fd(t, 0));
@@ -878,10 +929,53 @@ static bool on_untraced_fd(struct iotrace *io, struct tracee *t)
 	return o && !o->traced;
 }
 
-bool iotrace_entry(struct iotrace *io, struct tracee *t,
-		   const struct ptrace_syscall_info *si)
+/* Whether a call on fd0 uses and moves the file position. */
+static bool uses_position(const struct tracee *t)
+{
+	switch (t->call.id) {
+	case SC_READ:
+	case SC_WRITE:
+	case SC_READV:
+	case SC_WRITEV:
+	case SC_LSEEK:
+	case SC_LLSEEK:
+		return true;
+	case SC_PREADV2:
+	case SC_PWRITEV2:
+		return arg_off64(t, 3) == -1;
+	default:
+		return false;
+	}
+}
+
+/*
+ * What the call must have to itself for its offset to be exact
+ * (opqueue.h): the end of the file it appends to, or the position it
+ * uses; 0 for anything else.  copy_file_range, sendfile and splice at a
+ * position are left out: two descriptors, two keys, and an order to
+ * keep between them.
+ */
+static uint64_t queue_key_of(struct iotrace *io, struct tracee *t)
+{
+	const struct ofd *o;
+
+	if (!uses_position(t) && !is_write(t))
+		return 0;
+	o = lookup_fd(io, t->proc, arg_fd(t, 0));
+	if (!o || !o->traced)
+		return 0;
+	if (writes_at_end(t, o))
+		return o->inode_id ? opqueue_end_key(o->inode_id) : 0;
+	return uses_position(t) && o->offset >= 0 ?
+		       opqueue_position_key(o->handle_id) :
+		       0;
+}
+
+enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
+			      const struct ptrace_syscall_info *si)
 {
 	uint32_t data = si->seccomp.ret_data;
+	uint64_t key;
 
 	io->syscall_stops++;
 	t->call.id = (uint16_t)(data & SC_DATA_ID_MASK);
@@ -889,7 +983,7 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		/* A syscall newer than our tables, or an unknown arch. */
 		io->unknown_syscalls++;
 		t->call.id = SC_UNKNOWN;
-		return false;
+		return ENTRY_RESUME;
 	}
 	t->call.arch = si->arch;
 	t->call.x32 = si->arch == AUDIT_ARCH_X86_64 &&
@@ -898,7 +992,7 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 	t->call.start_us = now_realtime_us();
 	t->call.empty_path = names_fd_itself(t);
 	if (on_untraced_fd(io, t))
-		return false; /* no event, and rchar/wchar count the bytes */
+		return ENTRY_RESUME; /* no event, and rchar/wchar count the bytes */
 	process_times(t, &t->call.utime_us, &t->call.stime_us);
 	t->call.alone = t->proc->live_threads == 1;
 	t->call.at_entry = true;
@@ -928,7 +1022,12 @@ bool iotrace_entry(struct iotrace *io, struct tracee *t,
 		break;
 	}
 	t->call.at_entry = false;
-	return (data & SC_DATA_NEEDS_EXIT) && t->call.id != SC_UNKNOWN;
+	if (!(data & SC_DATA_NEEDS_EXIT))
+		return ENTRY_RESUME;
+	key = queue_key_of(io, t);
+	if (key && !opqueue_enter(&io->queues, t, key))
+		return ENTRY_HOLD;
+	return ENTRY_TO_EXIT;
 }
 
 static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
@@ -1082,8 +1181,8 @@ static void exit_meta(struct iotrace *io, struct tracee *t, int64_t ret)
 	}
 }
 
-void iotrace_exit(struct iotrace *io, struct tracee *t,
-		  const struct ptrace_syscall_info *si)
+static void decode_exit(struct iotrace *io, struct tracee *t,
+			const struct ptrace_syscall_info *si)
 {
 	const uint64_t *a = t->call.args;
 	int64_t ret = si->exit.rval;
@@ -1150,6 +1249,18 @@ void iotrace_exit(struct iotrace *io, struct tracee *t,
 	default:
 		exit_meta(io, t, ret);
 	}
+}
+
+struct tracee *iotrace_call_over(struct iotrace *io, struct tracee *t)
+{
+	return t->queue_key ? opqueue_leave(&io->queues, t) : NULL;
+}
+
+struct tracee *iotrace_exit(struct iotrace *io, struct tracee *t,
+			    const struct ptrace_syscall_info *si)
+{
+	decode_exit(io, t, si);
+	return iotrace_call_over(io, t);
 }
 
 /*

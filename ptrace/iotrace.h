@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "files.h"
+#include "opqueue.h"
 #include "process.h"
 #include "trace.h"
 
@@ -25,6 +26,15 @@ struct iotrace {
 	uint64_t syscall_stops;
 	uint64_t unknown_syscalls; /* trapped, but not in our tables */
 	bool used_io_uring;
+	struct opqueues queues; /* operations held to keep offsets exact */
+};
+
+/* What the tracer does with a tracee after its entry stop. */
+enum entry_next {
+	ENTRY_RESUME, /* nothing more to see: resume it */
+	ENTRY_TO_EXIT, /* resume it to its exit stop */
+	ENTRY_HOLD, /* keep it stopped until iotrace_exit() or
+		     * iotrace_call_over() hands it back; then as TO_EXIT */
 };
 
 void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
@@ -32,11 +42,16 @@ void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
 		  const char *const *exclude);
 /* Writes files.csv and frees everything. */
 void iotrace_release(struct iotrace *io);
-/* At the seccomp stop; returns true if the exit stop is wanted. */
-bool iotrace_entry(struct iotrace *io, struct tracee *t,
-		   const struct ptrace_syscall_info *si);
-void iotrace_exit(struct iotrace *io, struct tracee *t,
-		  const struct ptrace_syscall_info *si);
+/* At the seccomp stop. */
+enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
+			      const struct ptrace_syscall_info *si);
+/* At the exit stop; returns a tracee held at its entry that may now go on
+ * (resume it to its exit stop), or NULL. */
+struct tracee *iotrace_exit(struct iotrace *io, struct tracee *t,
+			    const struct ptrace_syscall_info *si);
+/* t's traced call is over with no exit stop to decode (t died, was
+ * detached, or the stop could not be read): the same. */
+struct tracee *iotrace_call_over(struct iotrace *io, struct tracee *t);
 /* The last thread of t's process is at its exit stop. */
 void iotrace_process_exit(struct iotrace *io, struct tracee *t);
 /* fork/vfork: the child starts with a copy of its parent's fd table. */

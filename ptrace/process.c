@@ -199,12 +199,18 @@ struct process *tracee_drop(struct proc_table *pt, struct tracee *t)
 	return p;
 }
 
-static void read_exe_argv(struct proc_table *pt, struct process *p)
+/* After an exec what was there is stale: drop it if /proc cannot say.
+ * At the end of a process that never execed, it is its parent's program,
+ * the best there is. */
+static void read_exe_argv(struct proc_table *pt, struct process *p,
+			  bool keep_if_unread)
 {
-	if (read_proc_link(pt->procfd, p->rec.pid, "exe", &p->exe) < 0)
+	if (read_proc_link(pt->procfd, p->rec.pid, "exe", &p->exe) < 0 &&
+	    !keep_if_unread)
 		sb_reset(&p->exe);
 	if (read_proc_cmdline(pt->procfd, p->rec.pid, pt->cmdline_buf,
-			      CMDLINE_BUF_SIZE, &p->argv) < 0)
+			      CMDLINE_BUF_SIZE, &p->argv) < 0 &&
+	    !keep_if_unread)
 		sb_reset(&p->argv);
 }
 
@@ -237,7 +243,15 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 		p->live_threads = 1;
 	}
 	p->rec.execs++;
-	read_exe_argv(pt, p);
+	read_exe_argv(pt, p, false);
+}
+
+void process_forked(struct process *child, struct process *parent)
+{
+	if (child->rec.execs > 0 || child->exe.len > 0 || child->argv.len > 0)
+		return;
+	sb_adds(&child->exe, sb_str(&parent->exe));
+	sb_adds(&child->argv, sb_str(&parent->argv));
 }
 
 /*
@@ -377,7 +391,7 @@ static void measure_process(struct proc_table *pt, struct process *p)
 	if (read_proc_link(pt->procfd, p->rec.pid, "cwd", &p->cwd) < 0)
 		sb_reset(&p->cwd);
 	if (p->rec.execs == 0)
-		read_exe_argv(pt, p);
+		read_exe_argv(pt, p, true);
 	u->measured = true;
 }
 

@@ -50,6 +50,10 @@ struct tracee {
 	struct tracee *next; /* in proc->threads */
 	bool exit_stopped; /* its PTRACE_EVENT_EXIT stop has been seen */
 	struct sc_call call;
+	/* opqueue.h: the key it holds or waits for (0: none), and the
+	 * tracee waiting behind it */
+	uint64_t queue_key;
+	struct tracee *queue_next;
 };
 
 struct child_io {
@@ -104,6 +108,12 @@ struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid,
 /* The tid's thread is gone: drops it; returns its process. */
 struct process *tracee_drop(struct proc_table *pt, struct tracee *t);
 void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid);
+/*
+ * A forked child runs its parent's program until it execs: it starts with
+ * the parent's exe and argv, which /proc replaces at its end if it can
+ * still be read then (a SIGKILL may end it with no exit stop).
+ */
+void process_forked(struct process *child, struct process *parent);
 /*
  * A thread's PTRACE_EVENT_EXIT stop.  The process is measured at the last
  * one, or at once if this thread takes the group with it (exit_group, a

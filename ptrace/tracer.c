@@ -67,6 +67,18 @@ static void resume(struct tracee *t, int sig)
 	       (long)sig);
 }
 
+/*
+ * t's traced call is over without a decoded exit (or t is going): a
+ * tracee held behind it at its entry stop goes on.
+ */
+static void end_call(struct tracer *tr, struct tracee *t)
+{
+	struct tracee *next = tr->io_on ? iotrace_call_over(&tr->io, t) : NULL;
+
+	if (next)
+		resume(next, 0);
+}
+
 static void finish_process(struct tracer *tr, struct process *p, int status)
 {
 	struct proc_record *rec = &p->rec;
@@ -91,6 +103,10 @@ static void finish_process(struct tracer *tr, struct process *p, int status)
 		rec->usage.measured = false;
 	rec->usage.io_traced = tr->cfg->level == LEVEL_FULL;
 	trace_proc(tr->cfg->sink, rec);
+	/* Threads whose death never came (none, unless the kernel lost
+	 * it) may not keep others waiting. */
+	for (struct tracee *t = p->threads; t; t = t->next)
+		end_call(tr, t);
 	process_free(&tr->table, p);
 }
 
@@ -107,6 +123,7 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 	/* Unknown: an untraced child reparented to us, the subreaper. */
 	if (!t)
 		return;
+	end_call(tr, t);
 	p = tracee_drop(&tr->table, t);
 	/* The leader is reported last, once every thread is gone. */
 	if (tid == p->rec.pid)
@@ -157,19 +174,24 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
+	enum entry_next next = ENTRY_RESUME;
 
 	if (tr->io_on && tracee_syscall_info(t->tid, &si) &&
-	    si.op == PTRACE_SYSCALL_INFO_SECCOMP &&
-	    iotrace_entry(&tr->io, t, &si)) {
+	    si.op == PTRACE_SYSCALL_INFO_SECCOMP)
+		next = iotrace_entry(&tr->io, t, &si);
+	if (next != ENTRY_RESUME) {
 		t->call.active = true;
 		t->call.skip_entry = tr->seccomp_before_sysentry;
 	}
-	resume(t, 0);
+	/* Held: end_call() or the exit of the call before resumes it. */
+	if (next != ENTRY_HOLD)
+		resume(t, 0);
 }
 
 static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
+	struct tracee *next = NULL;
 
 	if (t->call.skip_entry) {
 		/* Kernels < 4.8: the syscall-enter-stop after the seccomp stop. */
@@ -179,9 +201,13 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 	}
 	if (t->call.active && tracee_syscall_info(t->tid, &si) &&
 	    si.op == PTRACE_SYSCALL_INFO_EXIT)
-		iotrace_exit(&tr->io, t, &si);
+		next = iotrace_exit(&tr->io, t, &si);
+	else
+		end_call(tr, t);
 	t->call.active = false;
 	resume(t, 0);
+	if (next)
+		resume(next, 0);
 }
 
 static void handle_stop(struct tracer *tr, pid_t tid, int status)
@@ -205,12 +231,17 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 			struct tracee *child = tracee_get_child(
 				&tr->table, (pid_t)msg, t->proc);
 
-			if (child && child->proc != t->proc)
+			if (child && child->proc != t->proc) {
+				process_forked(child->proc, t->proc);
 				iotrace_fork(t->proc, child->proc);
+			}
 		}
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXEC:
+		/* A thread's exec ends the leader, maybe held: its tid is
+		 * the execing thread's from here. */
+		end_call(tr, t);
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0)
 			msg = (unsigned long)tid;
 		process_exec(&tr->table, t, (pid_t)msg);
@@ -229,11 +260,31 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 	resume(t, sig);
 }
 
-/* --no-wait-orphans: the rest of the tree runs on, untraced. */
+/* Lets a stopped tracee go on untraced, with sig delivered. */
+static void detach_one(struct tracer *tr, struct tracee *t, int sig)
+{
+	struct process *p = t->proc;
+
+	if (p->rec.end != PROC_DETACHED) {
+		process_read_running(&tr->table, p);
+		p->rec.end = PROC_DETACHED;
+		tr->result->orphans_detached++;
+	}
+	ptrace(PTRACE_DETACH, t->tid, 0L, (long)sig);
+	t->exit_stopped = true;
+	tracee_drop(&tr->table, t);
+	if (!p->threads)
+		finish_process(tr, p, -1);
+}
+
+/*
+ * --no-wait-orphans: the rest of the tree runs on, untraced.  Only at
+ * --level summary (no filter to leave behind), so no tracee is held at an
+ * entry stop, where an interrupt would make it report nothing.
+ */
 static void detach_remaining(struct tracer *tr)
 {
 	struct pidmap *m = &tr->table.tracees;
-	struct process *p;
 	int status;
 	pid_t tid;
 
@@ -241,8 +292,6 @@ static void detach_remaining(struct tracer *tr)
 		if (m->slot[i].key)
 			ptrace(PTRACE_INTERRUPT, m->slot[i].key, 0L, 0L);
 	while (m->count > 0) {
-		struct tracee *t;
-
 		tid = waitpid(-1, &status, __WALL);
 		if (tid < 0) {
 			if (errno == EINTR)
@@ -253,21 +302,10 @@ static void detach_remaining(struct tracer *tr)
 			handle_death(tr, tid, status);
 			continue;
 		}
-		/* A child forked just now is ours too: detach it as well. */
-		t = tracee_get(&tr->table, tid, 0);
-		p = t->proc;
-		if (p->rec.end != PROC_DETACHED) {
-			process_read_running(&tr->table, p);
-			p->rec.end = PROC_DETACHED;
-			tr->result->orphans_detached++;
-		}
-		/* A pending signal goes with it; an event stop has none. */
-		ptrace(PTRACE_DETACH, tid, 0L,
-		       (long)((status >> 16) == 0 ? WSTOPSIG(status) : 0));
-		t->exit_stopped = true;
-		tracee_drop(&tr->table, t);
-		if (!p->threads)
-			finish_process(tr, p, -1);
+		/* A child forked just now is ours too: detach it as well.
+		 * A pending signal goes with it; an event stop has none. */
+		detach_one(tr, tracee_get(&tr->table, tid, 0),
+			   (status >> 16) == 0 ? WSTOPSIG(status) : 0);
 	}
 }
 
