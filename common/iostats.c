@@ -141,7 +141,7 @@ void iostats_add(struct iostats *st, const struct io_event *ev)
 		f->stats++;
 		break;
 	case 'L':
-		f->seeks++;
+		f->seeks += ev->result >= 0; /* Darshan's POSIX_SEEKS */
 		break;
 	case 'F':
 		f->fsyncs++;

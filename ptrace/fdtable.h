@@ -19,6 +19,9 @@ struct ofd {
 	uint32_t flags; /* open(2) flags, O_APPEND kept up to date */
 	bool traced; /* a regular file inside --include/--exclude */
 	char *path;
+	/* iotrace's count of directory renames when path was taken: a
+	 * directory's path is taken again after one (it is a dirfd) */
+	uint64_t path_gen;
 };
 
 struct fd_slot {

@@ -23,6 +23,9 @@
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
 #endif
+#ifndef RESOLVE_IN_ROOT
+#define RESOLVE_IN_ROOT 0x10 /* linux/openat2.h */
+#endif
 /* pwritev2 flags (linux/fs.h; musl's headers lack them). */
 #ifndef RWF_APPEND
 #define RWF_APPEND 0x10
@@ -85,8 +88,10 @@ static const char *cwd_of(struct iotrace *io, struct process *p)
 {
 	struct strbuf sb;
 
-	if (p->cwd_cache)
+	if (p->cwd_cache && p->cwd_gen == io->dir_renames)
 		return p->cwd_cache;
+	free(p->cwd_cache);
+	p->cwd_gen = io->dir_renames;
 	sb_init(&sb, PATH_MAX);
 	if (read_proc_link(io->procfd, p->rec.pid, "cwd", &sb) < 0)
 		sb_adds(&sb, "/");
@@ -135,13 +140,41 @@ static int fd_stat(struct iotrace *io, pid_t pid, int fd, struct stat *st)
 	return fstatat(io->procfd, link, st, 0);
 }
 
+/*
+ * The kernel's name for an open file, when the name it was opened by says
+ * little: /dev/stdin, /dev/fd/N, /proc/self/fd/N/... and /proc/self/cwd/...
+ * lead to files anywhere, and openat2's RESOLVE_IN_ROOT reads the name
+ * from dirfd as root.  A file or directory that such a name reached is
+ * traced as what it is.
+ */
+static void take_kernel_path(struct iotrace *io, pid_t pid, int fd,
+			     struct ofd *o)
+{
+	struct strbuf sb;
+	char link[48];
+
+	sb_init(&sb, PATH_MAX);
+	snprintf(link, sizeof(link), "fd/%d", fd);
+	if (read_proc_link(io->procfd, pid, link, &sb) == 0 &&
+	    sb_str(&sb)[0] == '/') {
+		free(o->path);
+		o->path = sb_detach(&sb);
+	}
+	sb_release(&sb);
+}
+
 /* Fills an ofd's type, inode and traced flag from the open fd itself. */
-static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o)
+static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o,
+			 bool named_by_kernel)
 {
 	struct stat st;
 
+	o->path_gen = io->dir_renames;
 	if (fd_stat(io, pid, fd, &st) < 0)
 		return;
+	if ((named_by_kernel || excluded(io, o->path)) &&
+	    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+		take_kernel_path(io, pid, fd, o);
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
 		o->inode_id = file_seen(&io->files, (uint64_t)st.st_dev,
 					(uint64_t)st.st_ino,
@@ -180,7 +213,7 @@ static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 		if (line)
 			o->flags = (uint32_t)strtoul(line + 6, NULL, 8);
 	}
-	describe_ofd(io, p->rec.pid, fd, o);
+	describe_ofd(io, p->rec.pid, fd, o, false);
 	fdtable_set(fds_of(p), fd, o, (o->flags & O_CLOEXEC) != 0);
 	ofd_put(o);
 	return o;
@@ -235,8 +268,13 @@ static void resolve_at(struct iotrace *io, struct process *p, int dirfd,
 {
 	sb_reset(out);
 	if (name[0] != '/') {
-		const struct ofd *dir =
-			dirfd == AT_FDCWD ? NULL : lookup_fd(io, p, dirfd);
+		struct ofd *dir = dirfd == AT_FDCWD ? NULL :
+						      lookup_fd(io, p, dirfd);
+
+		if (dir && dir->path_gen != io->dir_renames) {
+			take_kernel_path(io, p->rec.pid, dirfd, dir);
+			dir->path_gen = io->dir_renames;
+		}
 
 		sb_adds(out, dir ? dir->path : cwd_of(io, p));
 		sb_addc(out, '/');
@@ -377,7 +415,8 @@ static int arg_fd(const struct tracee *t, int i)
 /* ---- opens and closes --------------------------------------------- */
 
 static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
-		    uint64_t path_addr, uint32_t flags, int64_t ret)
+		    uint64_t path_addr, uint32_t flags, bool in_root,
+		    int64_t ret)
 {
 	struct process *p = t->proc;
 	struct strbuf path;
@@ -395,9 +434,10 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		o->handle_id = ++io->next_handle_id;
 		o->flags = flags;
 		o->offset = 0;
-		describe_ofd(io, p->rec.pid, (int)ret, o);
+		describe_ofd(io, p->rec.pid, (int)ret, o, in_root);
 		fdtable_set(fds_of(p), (int)ret, o, (flags & O_CLOEXEC) != 0);
 		op.ofd = o;
+		op.path = o->path;
 		if (o->traced)
 			emit(io, t, &op);
 		ofd_put(o);
@@ -651,7 +691,31 @@ static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
 	if (!o->traced)
 		return;
 	op.ofd = o;
-	op.offset = ret;
+	op.offset = ret >= 0 ? ret : -1;
+	op.flags = o->flags;
+	emit(io, t, &op);
+}
+
+/*
+ * fallocate(fd, mode, offset, len) and sync_file_range(fd, offset,
+ * nbytes, flags): a range of the file, from argument first on; i386
+ * passes each 64-bit value as two registers.
+ */
+static void on_range(struct iotrace *io, struct tracee *t, char type, int first,
+		     int64_t ret)
+{
+	struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+	struct op op = { .type = type, .result = ret, .ofd = o };
+
+	if (!o || !o->traced)
+		return;
+	if (is_i386(t)) {
+		op.offset = arg_off64(t, first);
+		op.size = (uint64_t)arg_off64(t, first + 2);
+	} else {
+		op.offset = (int64_t)t->call.args[first];
+		op.size = t->call.args[first + 1];
+	}
 	op.flags = o->flags;
 	emit(io, t, &op);
 }
@@ -697,6 +761,21 @@ static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 	sb_release(&path);
 }
 
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A renamed directory moves every path below it: cwds and dirfds.  Both
+ * names are looked at: RENAME_EXCHANGE leaves something at each. */
+static void note_rename(struct iotrace *io, const char *from, const char *to)
+{
+	if (is_dir(to) || is_dir(from))
+		io->dir_renames++;
+}
+
 static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 			 int dirfd1, uint64_t a1, int dirfd2, uint64_t a2,
 			 int64_t ret)
@@ -719,6 +798,8 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 		}
 		op.path = sb_str(&from);
 		op.path2 = sb_str(&to);
+		if (type == 'N' && ret == 0)
+			note_rename(io, op.path, op.path2);
 		if (!excluded(io, op.path2))
 			emit(io, t, &op);
 	}
@@ -904,6 +985,8 @@ static bool acts_on_fd0(const struct tracee *t)
 	case SC_FTRUNCATE64:
 	case SC_FSYNC:
 	case SC_FDATASYNC:
+	case SC_FALLOCATE:
+	case SC_SYNC_FILE_RANGE:
 		return true;
 	default:
 		return false;
@@ -1036,20 +1119,22 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 
 	switch (t->call.id) {
 	case SC_OPEN:
-		on_open(io, t, AT_FDCWD, a[0], (uint32_t)a[1], ret);
+		on_open(io, t, AT_FDCWD, a[0], (uint32_t)a[1], false, ret);
 		break;
 	case SC_CREAT:
 		on_open(io, t, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC,
-			ret);
+			false, ret);
 		break;
 	case SC_OPENAT:
-		on_open(io, t, arg_fd(t, 0), a[1], (uint32_t)a[2], ret);
+		on_open(io, t, arg_fd(t, 0), a[1], (uint32_t)a[2], false, ret);
 		break;
 	case SC_OPENAT2: {
-		uint64_t how_flags = 0;
+		/* struct open_how: flags, mode, resolve */
+		uint64_t how[3] = { 0, 0, 0 };
 
-		tracee_read(t->tid, a[2], &how_flags, sizeof(how_flags));
-		on_open(io, t, arg_fd(t, 0), a[1], (uint32_t)how_flags, ret);
+		tracee_read(t->tid, a[2], how, sizeof(how));
+		on_open(io, t, arg_fd(t, 0), a[1], (uint32_t)how[0],
+			(how[2] & RESOLVE_IN_ROOT) != 0, ret);
 		break;
 	}
 	case SC_DUP:
@@ -1234,6 +1319,12 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 	case SC_SENDFILE64:
 		on_transfer(io, t, arg_fd(t, 1), a[2], arg_fd(t, 0), 0, a[3],
 			    ret);
+		break;
+	case SC_FALLOCATE:
+		on_range(io, t, 'A', 2, ret);
+		break;
+	case SC_SYNC_FILE_RANGE:
+		on_range(io, t, 'F', 1, ret);
 		break;
 	case SC_FSYNC:
 	case SC_FDATASYNC: {

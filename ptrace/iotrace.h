@@ -26,6 +26,9 @@ struct iotrace {
 	uint64_t syscall_stops;
 	uint64_t unknown_syscalls; /* trapped, but not in our tables */
 	bool used_io_uring;
+	/* directories renamed so far: a cwd or dirfd path taken before the
+	 * last one may name a place that is gone */
+	uint64_t dir_renames;
 	struct opqueues queues; /* operations held to keep offsets exact */
 };
 

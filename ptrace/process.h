@@ -72,6 +72,7 @@ struct process {
 	size_t nchildren, children_alloc;
 	struct fdtable *fds; /* NULL until a traced syscall needs it */
 	char *cwd_cache; /* NULL: read /proc/PID/cwd when needed */
+	uint64_t cwd_gen; /* iotrace's count of directory renames then */
 };
 
 /* argv beyond this is cut (the trace says so with its quoting). */

@@ -268,9 +268,9 @@ def test_offsets_of_every_kind_of_access(tmp_path, program):
     rows = list(csv.DictReader(open(t.dir / "io.csv")))
     handles = {r["handle"] for r in rows
                if r["type"] == "O" and r["path"] == str(target)}
-    assert len(handles) == 2
+    assert len(handles) == 3
     got = [(r["type"], r["offset"], r["size"], r["result"]) for r in rows
-           if r["handle"] in handles and r["type"] in "RWLTF"]
+           if r["handle"] in handles and r["type"] in "RWLTFA"]
     assert got == want
     assert target.stat().st_size == 6000
 
@@ -479,9 +479,9 @@ def test_darshan_counters_per_file_and_mount(tmp_path):
                 "consec_reads", "consec_writes", "seq_reads", "seq_writes",
                 "rw_switches"):
         assert int(row[col]) == c[col], col
-    assert row["opens"] == "2"
-    assert row["seeks"] == "1"
-    assert row["fsyncs"] == "1"
+    assert row["opens"] == "3"
+    assert row["seeks"] == "1"   # a failed one is not counted, as Darshan
+    assert row["fsyncs"] == "2"  # fsync and sync_file_range
     assert int(row["max_byte_read"]) == max_byte["R"]
     assert int(row["max_byte_written"]) == max_byte["W"]
     names = ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M",
@@ -815,6 +815,59 @@ def test_dotdot_after_a_symlink_is_the_kernels(tmp_path):
     decoy = str(tmp_path.resolve() / "f")
     assert opens == [real, decoy]
     assert stats == {real, decoy}  # stat(1)'s, and cat's fstats
+
+
+def test_files_reached_through_proc_and_dev_names(tmp_path):
+    """/dev/stdin, /dev/fd/N, /proc/self/fd/N/... and /proc/self/cwd/...
+    lead to files anywhere: a regular file opened by such a name is traced
+    under the kernel's name for it (strace -y's), its reads too, instead
+    of being taken for an excluded /dev or /proc file."""
+    data, sub = tmp_path / "in.txt", tmp_path / "sub"
+    data.write_text("0123456789" * 100)
+    sub.mkdir()
+    (sub / "h").write_text("hello\n")
+    t = run_iowrap(["--level", "full", "--", "bash", "-c",
+                    "cat /dev/stdin < in.txt > o1; exec 3<sub; "
+                    "cat /proc/self/fd/3/h /proc/self/cwd/in.txt "
+                    "/dev/fd/0 < sub/h > o2"],
+                   outdir=tmp_path / "t", cwd=tmp_path)
+    assert t.returncode == 0, t.stderr
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    path_of = {r["handle"]: r["path"] for r in rows if r["type"] == "O"}
+    read = collections.Counter()
+    for r in rows:
+        if r["type"] == "R" and int(r["result"]) > 0:
+            read[path_of.get(r["handle"], "?")] += int(r["result"])
+    root = tmp_path.resolve()
+    # cat < in.txt: bash's redirection opens it; /dev/stdin opens it again
+    assert read[str(root / "in.txt")] == 2000
+    assert read[str(root / "sub" / "h")] == 12
+    opened = [r["path"] for r in rows if r["type"] == "O"]
+    assert opened.count(str(root / "in.txt")) == 3
+    assert opened.count(str(root / "sub" / "h")) == 3
+    assert not [p for p in opened if p.startswith(("/dev/fd", "/dev/stdin",
+                                                   "/proc/self"))]
+
+
+def test_paths_after_a_directory_is_renamed(tmp_path):
+    """A renamed directory moves what is below it: the cwd inside it and a
+    descriptor open on it then name the new place (a cwd or dirfd path
+    kept from before would name the old one, which is gone)."""
+    script = ("import os\n"
+              "os.mkdir('x'); os.mkdir('d')\n"
+              "dfd = os.open('d', os.O_RDONLY)\n"
+              "os.chdir('x')\n"
+              "os.rename('../x', '../y'); os.rename('../d', '../d2')\n"
+              "open('f', 'w').close()\n"
+              "os.close(os.open('g', os.O_CREAT | os.O_WRONLY, dir_fd=dfd))\n")
+    t = run_iowrap(["--level", "files", "--", "python3", "-S", "-c",
+                    script], outdir=tmp_path / "t", cwd=tmp_path)
+    assert t.returncode == 0, t.stderr
+    root = tmp_path.resolve()
+    opened = [r["path"] for r in csv.DictReader(open(t.dir / "io.csv"))
+              if r["type"] == "O" and r["path"].startswith(str(root))]
+    assert opened == [str(root / "d"), str(root / "y" / "f"),
+                      str(root / "d2" / "g")]
 
 
 def seccomp_mode_mitigations():

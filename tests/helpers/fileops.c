@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* fileops FILE: file operations whose offsets a tracer must get right
  * (pread/pwrite, lseek, readv/writev, dup and fork sharing a position,
- * O_APPEND and RWF_APPEND, sendfile).  Prints the operations it made on FILE, one per
+ * O_APPEND and RWF_APPEND, sendfile, fallocate, openat2).  Prints the operations it made on FILE, one per
  * line: TYPE OFFSET SIZE RESULT, the oracle for io.csv. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/sendfile.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,22 @@ static long long result(long long ret)
 static void out(char type, long long off, long long size, long long res)
 {
 	printf("%c %lld %lld %lld\n", type, off, size, res);
+}
+
+static int open_in_root(const char *path)
+{
+	struct {
+		unsigned long long flags, mode, resolve;
+	} how = { O_RDONLY, 0, 0x10 /* RESOLVE_IN_ROOT */ };
+	const char *name = strrchr(path, '/');
+	char dir[4096];
+	int dirfd;
+
+	snprintf(dir, sizeof(dir), "%.*s/", (int)(name - path), path);
+	dirfd = open(dir, O_PATH | O_DIRECTORY);
+	if (dirfd < 0)
+		return -1;
+	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 }
 
 int main(int argc, char **argv)
@@ -74,7 +91,16 @@ int main(int argc, char **argv)
 	close(fd2);
 	out('T', -1, 6000, ftruncate(fd, 6000));
 	out('F', -1, 0, fsync(fd));
+	/* Ranges; a failed seek has no position. */
+	out('A', 6000, 100, fallocate(fd, FALLOC_FL_KEEP_SIZE, 6000, 100));
+	out('F', 0, 4096, sync_file_range(fd, 0, 4096, SYNC_FILE_RANGE_WRITE));
+	out('L', -1, 0, result(lseek(fd, -10, SEEK_SET)));
 	close(fd3);
+	close(fd);
+	/* The same file by openat2 with RESOLVE_IN_ROOT, its directory as
+	 * root: "/name" is the file, not a file at the top of the tree. */
+	fd = open_in_root(argv[1]);
+	out('R', 0, 5, read(fd, buf, 5));
 	close(fd);
 	return 0;
 }
