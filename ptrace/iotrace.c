@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,9 @@
 
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
+#endif
+#ifndef KCMP_FILE
+#define KCMP_FILE 0 /* linux/kcmp.h */
 #endif
 #ifndef RESOLVE_IN_ROOT
 #define RESOLVE_IN_ROOT 0x10 /* linux/openat2.h */
@@ -186,14 +190,55 @@ static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o,
 		    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
 }
 
+/* Whether two descriptors are one open file description (kcmp(2), which
+ * the tracer of both may call; without it, none is). */
+static bool same_description(pid_t pid1, int fd1, pid_t pid2, int fd2)
+{
+	return syscall(SYS_kcmp, pid1, pid2, KCMP_FILE, fd1, fd2) == 0;
+}
+
+static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd);
+
+/*
+ * A descriptor first seen in p may be a description already known: one
+ * of p's other descriptors of the same file (2>&1), or the same
+ * descriptor of the process p inherited it from, which may not have used
+ * it yet (a log file on the task's stdout that a shell's children write
+ * before the shell does).  The kernel shares its position: so must we.
+ */
+static struct ofd *known_description(struct iotrace *io, struct process *p,
+				     int fd, uint64_t inode_id)
+{
+	struct fdtable *fds = fds_of(p);
+	struct process *parent;
+
+	for (int i = 0; i < fds->size && inode_id; i++) {
+		struct ofd *o = fds->slot[i].ofd;
+
+		if (o && i != fd && o->inode_id == inode_id &&
+		    same_description(p->rec.pid, fd, p->rec.pid, i))
+			return o;
+	}
+	parent = io->processes ? pidmap_get(io->processes, p->rec.ppid) : NULL;
+	/* A parent started first: a recycled pid cannot make a loop. */
+	if (!parent || parent == p || parent->rec.start_us > p->rec.start_us ||
+	    !same_description(p->rec.pid, fd, parent->rec.pid, fd))
+		return NULL;
+	return ofd_from_proc(io, parent, fd);
+}
+
 /* An fd the task had before we saw it open (inherited): ask /proc. */
 static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 {
 	struct strbuf sb;
 	char path[48], info[512];
-	struct ofd *o;
+	struct ofd *o, *known;
 	const char *line;
+	bool cloexec;
 
+	o = fdtable_get(fds_of(p), fd);
+	if (o)
+		return o; /* found on the way up from a child */
 	sb_init(&sb, PATH_MAX);
 	snprintf(path, sizeof(path), "fd/%d", fd);
 	if (read_proc_link(io->procfd, p->rec.pid, path, &sb) < 0) {
@@ -202,7 +247,6 @@ static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 	}
 	o = ofd_new(sb_str(&sb));
 	sb_release(&sb);
-	o->handle_id = ++io->next_handle_id;
 	o->offset = 0;
 	snprintf(path, sizeof(path), "%d/fdinfo/%d", (int)p->rec.pid, fd);
 	if (read_file_at(io->procfd, path, info, sizeof(info)) > 0) {
@@ -214,7 +258,16 @@ static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 			o->flags = (uint32_t)strtoul(line + 6, NULL, 8);
 	}
 	describe_ofd(io, p->rec.pid, fd, o, false);
-	fdtable_set(fds_of(p), fd, o, (o->flags & O_CLOEXEC) != 0);
+	cloexec = (o->flags & O_CLOEXEC) != 0; /* this descriptor's */
+	known = known_description(io, p, fd, o->inode_id);
+	if (known) {
+		ofd_put(o);
+		o = known;
+		ofd_get(o);
+	} else {
+		o->handle_id = ++io->next_handle_id;
+	}
+	fdtable_set(fds_of(p), fd, o, cloexec);
 	ofd_put(o);
 	return o;
 }
@@ -250,7 +303,9 @@ static void normalise_dotdot(struct strbuf *path)
 	size_t end = last_dotdot_end(copy);
 	char real[PATH_MAX];
 
-	if (end > 0) {
+	/* /proc/self, /dev/fd/N and the like would be the tracer's own here:
+	 * left lexical, an open through them takes the kernel's name. */
+	if (end > 0 && !under(copy, "/proc") && !under(copy, "/dev")) {
 		copy[end] = '\0';
 		if (realpath(copy, real)) {
 			copy[end] = path->buf[end];

@@ -46,7 +46,9 @@ static inline uint64_t opqueue_end_key(uint64_t inode_id)
 }
 
 /* t's operation needs key (non-zero): true if t holds it and goes on,
- * false if t is to stay stopped until opqueue_leave() hands it over. */
+ * false if t is to stay stopped until opqueue_leave() hands it over.  t
+ * holds no key then: every traced call it makes ends in an exit stop or
+ * its death, and both leave (a key kept would make t wait on itself). */
 bool opqueue_enter(struct opqueues *qs, struct tracee *t, uint64_t key);
 /* t's operation is over (its exit stop) or t is gone (its death): returns
  * the tracee that now holds the key, to be resumed, or NULL. */

@@ -409,6 +409,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 		tr.seccomp_before_sysentry = seccomp_stop_before_sysentry();
 		iotrace_init(&tr.io, cfg->sink, procfd, main_pid, cfg->include,
 			     cfg->exclude);
+		tr.io.processes = &tr.table.processes;
 		trace_open_io(cfg->sink);
 	}
 	follow_init(&tr.follow, procfd, tr.io_on && cfg->follow_cpu);

@@ -870,6 +870,32 @@ def test_paths_after_a_directory_is_renamed(tmp_path):
                       str(root / "d2" / "g")]
 
 
+def test_inherited_log_file_is_one_description(tmp_path):
+    """The task's stdout and stderr are one log file (cmd > log 2>&1): one
+    open file description, whose position the shell's children move
+    before the shell itself writes.  Every write is on one handle, each
+    at the offset the file shows it at (kcmp(2) tells the tracer that a
+    descriptor first seen in a child is its parent's, or another of its
+    own)."""
+    log = tmp_path / "log.txt"
+    with open(log, "w") as out:
+        p = subprocess.run([str(IOWRAP), "-o", str(tmp_path / "t"), "-l",
+                            "full", "--", "sh", "-c",
+                            "/bin/echo a; /bin/echo bb; /bin/echo ccc >&2; "
+                            "echo dddd; /bin/echo eeeee"],
+                           stdout=out, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, timeout=60)
+    assert p.returncode == 0
+    assert log.read_text() == "a\nbb\nccc\ndddd\neeeee\n"
+    writes = [(r["handle"], r["offset"], r["result"])
+              for r in csv.DictReader(open(tmp_path / "t" / "io.csv"))
+              if r["type"] == "W"]
+    handle = writes[0][0]
+    assert writes == [(handle, "0", "2"), (handle, "2", "3"),
+                      (handle, "5", "4"), (handle, "9", "5"),
+                      (handle, "14", "6")]
+
+
 def seccomp_mode_mitigations():
     """Whether the kernel forces some mitigation on filtered tasks."""
     base = Path("/sys/devices/system/cpu/vulnerabilities")
