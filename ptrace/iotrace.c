@@ -26,6 +26,7 @@
 #endif
 #ifndef KCMP_FILE
 #define KCMP_FILE 0 /* linux/kcmp.h */
+#define KCMP_FILES 2
 #endif
 #ifndef RESOLVE_IN_ROOT
 #define RESOLVE_IN_ROOT 0x10 /* linux/openat2.h */
@@ -915,6 +916,13 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 	if (ret == 0) {
 		struct fdtable *fds = fds_of(t->proc);
 
+		/* One shared with another process (CLONE_FILES): exec gave
+		 * this one a copy of its own first. */
+		if (fds->refs > 1) {
+			t->proc->fds = fdtable_copy(fds);
+			fdtable_put(fds);
+			fds = t->proc->fds;
+		}
 		for (int fd = 0; fd < fds->size; fd++)
 			if (fds->slot[fd].ofd && fds->slot[fd].cloexec)
 				closed_silently(io, fds->slot[fd].ofd);
@@ -1441,5 +1449,12 @@ void iotrace_fork(struct process *parent, struct process *child)
 {
 	if (child->fds || !parent->fds)
 		return;
+	/* clone(CLONE_FILES) without CLONE_THREAD: one table for both. */
+	if (syscall(SYS_kcmp, parent->rec.pid, child->rec.pid, KCMP_FILES, 0,
+		    0) == 0) {
+		child->fds = parent->fds;
+		child->fds->refs++;
+		return;
+	}
 	child->fds = fdtable_copy(parent->fds);
 }

@@ -896,6 +896,28 @@ def test_inherited_log_file_is_one_description(tmp_path):
                       (handle, "14", "6")]
 
 
+def test_clone_files_shares_the_fd_table(tmp_path):
+    """clone(CLONE_FILES) without CLONE_THREAD makes two processes with one
+    fd table: what the child does to it (close fd 3, open another file as
+    fd 3) the parent sees; its read of fd 3 is of the child's file, at the
+    position the child left."""
+    from conftest import helper
+    a, b = tmp_path / "A", tmp_path / "B"
+    a.write_text("abcdefghijklmnop")
+    b.write_text("0123456789")
+    t = run_iowrap(["--level", "full", "--", helper("sharedpos"),
+                    "clonefiles", str(a), str(b)], outdir=tmp_path / "t")
+    assert t.returncode == 0, t.stderr
+    assert t.stdout == "56789\n"
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    handle = {r["path"]: r["handle"] for r in rows if r["type"] == "O"}
+    reads = [(r["offset"], r["result"]) for r in rows
+             if r["type"] == "R" and r["handle"] == handle[str(b)]]
+    assert reads == [("0", "5"), ("5", "5")]
+    assert not [r for r in rows
+                if r["type"] == "R" and r["handle"] == handle[str(a)]]
+
+
 def seccomp_mode_mitigations():
     """Whether the kernel forces some mitigation on filtered tasks."""
     base = Path("/sys/devices/system/cpu/vulnerabilities")

@@ -9,16 +9,21 @@
  *   of them are SIGKILLed once a quarter of the records are in.
  * Prints the truth, one line per operation on FILE: TID OFFSET SIZE, in
  * each thread's order; a tracer's io.csv must say the same.
+ * sharedpos clonefiles A B: a child made with clone(CLONE_FILES), which
+ *   shares the fd table, closes A's fd 3 and opens B (fd 3 again), reads 5
+ *   bytes; then the parent reads fd 3: B, at 5.  Prints what it read.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,8 +160,31 @@ static int appends(const char *path, int n, int k, int kill_n)
 	return fclose(f) != 0;
 }
 
+static int clone_files(const char *a, const char *b)
+{
+	char buf[16] = "";
+	ssize_t n;
+	pid_t pid;
+
+	if (open(a, O_RDONLY) != 3)
+		return 1;
+	/* No CLONE_VM: the child runs on a copy of this stack, as fork's. */
+	pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0L, 0L, 0L, 0L);
+	if (pid == 0) {
+		close(3);
+		_exit(open(b, O_RDONLY) != 3 || read(3, buf, 5) != 5);
+	}
+	if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+		return 1;
+	n = read(3, buf, 7);
+	printf("%.*s\n", (int)(n > 0 ? n : 0), buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "clonefiles") == 0)
+		return clone_files(argv[2], argv[3]);
 	int n = argc >= 5 ? atoi(argv[3]) : 0;
 	int k = argc >= 5 ? atoi(argv[4]) : 0;
 	int kill_n = argc == 6 ? atoi(argv[5]) : 0;
