@@ -543,14 +543,31 @@ static void on_close_range(struct iotrace *io, struct tracee *t)
 	}
 }
 
-/* A file closed without a close(2) of ours to stop at (dup2 over it,
- * close-on-exec): its size, by its path, is the size at that close. */
-static void closed_silently(struct iotrace *io, const struct ofd *o)
+/*
+ * A file about to be closed without a close(2) (dup2 over its fd,
+ * close-on-exec): its size now, at the call's entry, through the fd (its
+ * path may name another file by then), is its size at that close.  If
+ * the call fails, a later close writes over it.
+ */
+static void closed_silently(struct iotrace *io, struct tracee *t, int fd)
 {
-	struct stat st;
+	const struct ofd *o = fdtable_get(fds_of(t->proc), fd);
+	int64_t size;
 
-	if (o && o->traced && o->inode_id && stat(o->path, &st) == 0)
-		file_closed(&io->files, o->inode_id, st.st_size);
+	if (!o || !o->traced || !o->inode_id)
+		return;
+	size = fd_size(io, t, fd);
+	if (size >= 0)
+		file_closed(&io->files, o->inode_id, size);
+}
+
+static void close_on_exec(struct iotrace *io, struct tracee *t)
+{
+	const struct fdtable *fds = fds_of(t->proc);
+
+	for (int fd = 0; fd < fds->size; fd++)
+		if (fds->slot[fd].ofd && fds->slot[fd].cloexec)
+			closed_silently(io, t, fd);
 }
 
 static void dup_to(struct iotrace *io, struct tracee *t, int oldfd, int newfd,
@@ -561,9 +578,7 @@ static void dup_to(struct iotrace *io, struct tracee *t, int oldfd, int newfd,
 	if (!o || newfd < 0)
 		return;
 	/* dup2 over an open fd closes it silently: no close(2) call, no C
-	 * event (as strace counts it). */
-	if (newfd != oldfd)
-		closed_silently(io, fdtable_get(fds_of(t->proc), newfd));
+	 * event (as strace counts it); its size was taken at the entry. */
 	fdtable_set(fds_of(t->proc), newfd, o, cloexec);
 }
 
@@ -923,10 +938,7 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 			fdtable_put(fds);
 			fds = t->proc->fds;
 		}
-		for (int fd = 0; fd < fds->size; fd++)
-			if (fds->slot[fd].ofd && fds->slot[fd].cloexec)
-				closed_silently(io, fds->slot[fd].ofd);
-		fdtable_exec(fds);
+		fdtable_exec(fds); /* sizes taken at the entry */
 	}
 }
 
@@ -1157,6 +1169,12 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_EXECVEAT:
 		t->call.rchar_before = process_rchar(io, t);
 		note_exec_path(io, t);
+		close_on_exec(io, t);
+		break;
+	case SC_DUP2:
+	case SC_DUP3:
+		if (arg_fd(t, 0) != arg_fd(t, 1))
+			closed_silently(io, t, arg_fd(t, 1));
 		break;
 	case SC_UNLINK:
 	case SC_UNLINKAT:

@@ -849,6 +849,15 @@ def test_files_reached_through_proc_and_dev_names(tmp_path):
                                                    "/proc/self"))]
 
 
+def run_python_in(tmp_path, script):
+    """python3 -S -c script at --level files in tmp_path -> (trace, the
+    directory's resolved path)."""
+    t = run_iowrap(["--level", "files", "--", "python3", "-S", "-c",
+                    script], outdir=tmp_path / "t", cwd=tmp_path)
+    assert t.returncode == 0, t.stderr
+    return t, tmp_path.resolve()
+
+
 def test_paths_after_a_directory_is_renamed(tmp_path):
     """A renamed directory moves what is below it: the cwd inside it and a
     descriptor open on it then name the new place (a cwd or dirfd path
@@ -860,10 +869,7 @@ def test_paths_after_a_directory_is_renamed(tmp_path):
               "os.rename('../x', '../y'); os.rename('../d', '../d2')\n"
               "open('f', 'w').close()\n"
               "os.close(os.open('g', os.O_CREAT | os.O_WRONLY, dir_fd=dfd))\n")
-    t = run_iowrap(["--level", "files", "--", "python3", "-S", "-c",
-                    script], outdir=tmp_path / "t", cwd=tmp_path)
-    assert t.returncode == 0, t.stderr
-    root = tmp_path.resolve()
+    t, root = run_python_in(tmp_path, script)
     opened = [r["path"] for r in csv.DictReader(open(t.dir / "io.csv"))
               if r["type"] == "O" and r["path"].startswith(str(root))]
     assert opened == [str(root / "d"), str(root / "y" / "f"),
@@ -916,6 +922,32 @@ def test_clone_files_shares_the_fd_table(tmp_path):
     assert reads == [("0", "5"), ("5", "5")]
     assert not [r for r in rows
                 if r["type"] == "R" and r["handle"] == handle[str(a)]]
+
+
+def test_size_at_a_silent_close_is_the_files(tmp_path):
+    """A file closed by close-on-exec or by a dup2 over its descriptor has
+    its size at that close taken through the descriptor: by then its path
+    names a new file (renamed away and replaced), whose size it is not."""
+    script = ("import os\n"
+              "f = os.open('f', os.O_WRONLY | os.O_CREAT)\n"
+              "os.write(f, b'x' * 10)\n"
+              "g = os.open('g', os.O_WRONLY | os.O_CREAT)\n"
+              "os.set_inheritable(g, True)\n"
+              "os.write(g, b'y' * 16)\n"
+              "os.rename('f', 'f.old'); os.rename('g', 'g.old')\n"
+              "for name, n in (('f', 3), ('g', 1)):\n"
+              "    with open(name, 'wb') as new:\n"
+              "        new.write(b'z' * n)\n"
+              "os.dup2(os.open('/dev/null', os.O_WRONLY), g)\n"
+              "os.execv('/bin/true', ['true'])\n")
+    t, root = run_python_in(tmp_path, script)
+    # ids in the order first seen: f, g, then the new f and g
+    sizes = [(r["paths"], r["size_last_close"])
+             for r in sorted(csv.DictReader(open(t.dir / "files.csv")),
+                             key=lambda r: int(r["inode"]))
+             if r["paths"].startswith(str(root) + "/")]
+    f, g = str(root / "f"), str(root / "g")
+    assert sizes == [(f, "10"), (g, "16"), (f, "3"), (g, "1")]
 
 
 def seccomp_mode_mitigations():
