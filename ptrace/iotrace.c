@@ -145,6 +145,16 @@ static int fd_stat(struct iotrace *io, pid_t pid, int fd, struct stat *st)
 	return fstatat(io->procfd, link, st, 0);
 }
 
+/* readlink of /proc/PID/fd/N: the kernel's name for what fd is open on. */
+static int read_fd_path(struct iotrace *io, pid_t pid, int fd,
+			struct strbuf *sb)
+{
+	char link[48];
+
+	snprintf(link, sizeof(link), "fd/%d", fd);
+	return read_proc_link(io->procfd, pid, link, sb);
+}
+
 /*
  * The kernel's name for an open file, when the name it was opened by says
  * little: /dev/stdin, /dev/fd/N, /proc/self/fd/N/... and /proc/self/cwd/...
@@ -156,12 +166,9 @@ static void take_kernel_path(struct iotrace *io, pid_t pid, int fd,
 			     struct ofd *o)
 {
 	struct strbuf sb;
-	char link[48];
 
 	sb_init(&sb, PATH_MAX);
-	snprintf(link, sizeof(link), "fd/%d", fd);
-	if (read_proc_link(io->procfd, pid, link, &sb) == 0 &&
-	    sb_str(&sb)[0] == '/') {
+	if (read_fd_path(io, pid, fd, &sb) == 0 && sb_str(&sb)[0] == '/') {
 		free(o->path);
 		o->path = sb_detach(&sb);
 	}
@@ -198,7 +205,7 @@ static bool same_description(pid_t pid1, int fd1, pid_t pid2, int fd2)
 	return syscall(SYS_kcmp, pid1, pid2, KCMP_FILE, fd1, fd2) == 0;
 }
 
-static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd);
+static struct ofd *lookup_fd(struct iotrace *io, struct process *p, int fd);
 
 /*
  * A descriptor first seen in p may be a description already known: one
@@ -225,7 +232,7 @@ static struct ofd *known_description(struct iotrace *io, struct process *p,
 	if (!parent || parent == p || parent->rec.start_us > p->rec.start_us ||
 	    !same_description(p->rec.pid, fd, parent->rec.pid, fd))
 		return NULL;
-	return ofd_from_proc(io, parent, fd);
+	return lookup_fd(io, parent, fd);
 }
 
 /* An fd the task had before we saw it open (inherited): ask /proc. */
@@ -237,12 +244,8 @@ static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 	const char *line;
 	bool cloexec;
 
-	o = fdtable_get(fds_of(p), fd);
-	if (o)
-		return o; /* found on the way up from a child */
 	sb_init(&sb, PATH_MAX);
-	snprintf(path, sizeof(path), "fd/%d", fd);
-	if (read_proc_link(io->procfd, p->rec.pid, path, &sb) < 0) {
+	if (read_fd_path(io, p->rec.pid, fd, &sb) < 0) {
 		sb_release(&sb);
 		return NULL;
 	}
@@ -300,22 +303,23 @@ static size_t last_dotdot_end(const char *path)
  */
 static void normalise_dotdot(struct strbuf *path)
 {
-	char *copy = xstrdup(sb_str(path));
-	size_t end = last_dotdot_end(copy);
-	char real[PATH_MAX];
+	const char *s = sb_str(path);
+	size_t end = last_dotdot_end(s), len = strlen(s);
+	char prefix[PATH_MAX], real[PATH_MAX];
 
 	/* /proc/self, /dev/fd/N and the like would be the tracer's own here:
 	 * left lexical, an open through them takes the kernel's name. */
-	if (end > 0 && !under(copy, "/proc") && !under(copy, "/dev")) {
-		copy[end] = '\0';
-		if (realpath(copy, real)) {
-			copy[end] = path->buf[end];
-			sb_reset(path);
-			sb_adds(path, real);
-			sb_adds(path, copy + end);
-		}
-	}
-	free(copy);
+	if (end == 0 || len >= sizeof(prefix) || under(s, "/proc") ||
+	    under(s, "/dev"))
+		return;
+	memcpy(prefix, s, end);
+	prefix[end] = '\0';
+	if (!realpath(prefix, real))
+		return;
+	memcpy(prefix, s + end, len - end + 1); /* now the rest */
+	sb_reset(path);
+	sb_adds(path, real);
+	sb_adds(path, prefix);
 }
 
 /* The absolute path of (dirfd, name) as the task meant it. */
@@ -1115,16 +1119,17 @@ static bool uses_position(const struct tracee *t)
  */
 static uint64_t queue_key_of(struct iotrace *io, struct tracee *t)
 {
+	bool positioned = uses_position(t);
 	const struct ofd *o;
 
-	if (!uses_position(t) && !is_write(t))
+	if (!positioned && !is_write(t))
 		return 0;
 	o = lookup_fd(io, t->proc, arg_fd(t, 0));
 	if (!o || !o->traced)
 		return 0;
 	if (writes_at_end(t, o))
 		return o->inode_id ? opqueue_end_key(o->inode_id) : 0;
-	return uses_position(t) && o->offset >= 0 ?
+	return positioned && o->offset >= 0 ?
 		       opqueue_position_key(o->handle_id) :
 		       0;
 }
