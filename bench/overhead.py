@@ -10,8 +10,11 @@ Workloads: (a) dd bs=4k of a 256 MiB page-cached file to /dev/null,
 files, (d) make -j2 of a small C project (a clean out-of-tree build),
 (e) 20 x python3 importing a dozen stdlib modules, (f) fio psync 4k random
 reads of a page-cached file; plus /bin/true (the fixed cost per task) and
-a stress row, a shell loop of 1000 x /bin/true.  Modes: native,
-`iowrap -l summary|files|full`, `strace -f --seccomp-bpf` with the syscall
+two stress rows: a shell loop of 1000 x /bin/true, and gzip -1 of the
+128 MiB piped into wc.  Modes: native, `iowrap -l summary|files|full`
+(under NO_NEW_PRIVS, as an unprivileged user runs it: `full` has the
+descriptor-scoped filter), `iowrap -l full` with the plain filter (root's:
+every descriptor stops), `strace -f --seccomp-bpf` with the syscall
 sets of iowrap's files and full filters, `strace -f` without the filter
 (stops at every syscall's entry and exit), and pinned to one CPU with
 `taskset` (native, iowrap full, strace full).  Every run's output is
@@ -25,6 +28,7 @@ Usage: bench/overhead.py [--runs N] [--quick] [--budget S] [--only W,...]
 """
 
 import argparse
+import ctypes
 import datetime
 import hashlib
 import json
@@ -100,6 +104,12 @@ def log(msg):
 
 # ---------------------------------------------------------------- modes
 
+def set_no_new_privs():
+    """prctl(PR_SET_NO_NEW_PRIVS), in the child before its exec."""
+    if ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+
+
 @dataclass
 class Mode:
     key: str
@@ -107,6 +117,10 @@ class Mode:
     tracer: str = None      # None (native), "iowrap", "strace" or "ptrace"
     level: str = None       # iowrap level, or the strace set's level
     pinned: bool = False
+    # Every mode runs under NO_NEW_PRIVS, as an unprivileged user's iowrap
+    # runs the task (so --level full gets the descriptor-scoped filter),
+    # except plain: root's, the filter that stops on every descriptor.
+    plain: bool = False
 
 
 MODES = [
@@ -114,6 +128,8 @@ MODES = [
     Mode("summary", "iowrap summary", "iowrap", "summary"),
     Mode("files", "iowrap files", "iowrap", "files"),
     Mode("full", "iowrap full", "iowrap", "full"),
+    Mode("full-plain", "iowrap full, plain filter (root)", "iowrap", "full",
+         plain=True),
     Mode("strace-procs", "strace -e trace=none", "strace", "none"),
     Mode("strace-files", "strace files", "strace", "files"),
     Mode("strace-full", "strace full", "strace", "full"),
@@ -268,6 +284,10 @@ def workloads(data, scale):
                   "--output=fio.json"],
                  stdout_fp=False, check=fio_bytes,
                  expect={"fio read io_bytes": sc.fio_ios * 4096}),
+        Workload("pipe", f"stress: gzip -1 -c of {sc.gz_mib} MiB \\| wc -c "
+                 "(a pipe)", "",
+                 ["/bin/sh", "-c", f"gzip -1 -c {data}/gz.txt | wc -c"],
+                 stress=True),
         Workload("spawn", f"stress: sh loop, {sc.nspawn:,} × /bin/true", "",
                  ["/bin/sh", "-c", "i=0; while [ $i -lt %d ]; do /bin/true;"
                   " i=$((i+1)); done" % sc.nspawn], stress=True),
@@ -451,14 +471,15 @@ class Bench:
             prefix += self.strace_argv(mode.level, seccomp=False)
         return prefix + w.argv
 
-    def execute(self, argv, rundir):
+    def execute(self, argv, rundir, nnp=True):
         """Runs argv in rundir (empty); returns (wall, cpu, status)."""
+        preexec = set_no_new_privs if nnp else None
         with open(rundir / "stdout", "wb") as out, \
                 open(rundir / "stderr", "wb") as err:
             t0 = time.perf_counter()
             child = subprocess.Popen(argv, cwd=rundir, env=self.env,
                                      stdin=subprocess.DEVNULL, stdout=out,
-                                     stderr=err)
+                                     stderr=err, preexec_fn=preexec)
             _, status, ru = os.wait4(child.pid, 0)
             wall = time.perf_counter() - t0
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -490,7 +511,8 @@ class Bench:
         rundir = self.fresh_rundir()
         trace = self.workdir / "trace"
         shutil.rmtree(trace, ignore_errors=True)
-        wall, cpu, status = self.execute(self.argv(mode, w, trace), rundir)
+        wall, cpu, status = self.execute(self.argv(mode, w, trace), rundir,
+                                         nnp=not mode.plain)
         rec = Run(wall, cpu)
         problems = describe_diff(ref, fingerprint(w, rundir, status))
         if mode.tracer == "iowrap":
@@ -504,6 +526,8 @@ class Bench:
                                     f"{t.get('untraced_reason')}")
                 if t["level"] != mode.level:
                     problems.append(f"tracing.level {t['level']!r}")
+                if mode.level == "full" and t["fd_scoped"] == mode.plain:
+                    problems.append(f"tracing.fd_scoped {t['fd_scoped']}")
                 if not t.get("complete", False):
                     problems.append("tracing.complete is false")
                 for p in t.get("problems") or []:
@@ -1142,7 +1166,14 @@ medians; a cell with ⚠N had N of them.
   files = {', '.join(fset)}; full = files + {', '.join(fullx)}.  strace
   cannot filter on arguments, so it also stops at anonymous mmaps, which
   iowrap's filter lets through, and its set leaves out ioctl, at which
-  iowrap stops for FIOCLEX and FIONCLEX only.  Plain ptrace: the same strace command
+  iowrap stops for FIOCLEX and FIONCLEX only.  iowrap's modes run under
+  `NO_NEW_PRIVS` (set in the child before its exec, for every mode alike),
+  as an unprivileged user's iowrap runs a task: `full` then has the
+  descriptor-scoped filter (docs/tracer.md), which also stops at recvmsg,
+  recvmmsg, pidfd_getfd, memfd_create, open_by_handle_at, clone3, and
+  clone with CLONE_FILES, to learn of new descriptors; "plain filter
+  (root)" runs without it, as root with CAP_SYS_ADMIN does, every
+  descriptor stopping.  Plain ptrace: the same strace command
   with the full set and without `--seccomp-bpf`, which stops at the entry
   and exit of every syscall.  strace -e trace=none: the same strace
   command tracing no syscall by name; to follow the tree it still stops
@@ -1229,7 +1260,7 @@ def probe_iowrap(iowrap, workdir):
 
 
 def parse_args():
-    keys = "true, dd, gzip, tar, make, python, fio, spawn"
+    keys = "true, dd, gzip, tar, make, python, fio, pipe, spawn"
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=None,
                     help=f"runs per workload and mode (default and minimum "

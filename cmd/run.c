@@ -4,6 +4,7 @@
  * tracer and writes its trace directory.  Whatever happens to the trace,
  * the task runs and iowrap exits with the task's status.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -13,11 +14,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "builtin.h"
 #include "cmdpath.h"
+#include "fdfilter.h"
 #include "filter.h"
 #include "hostinfo.h"
 #include "launch.h"
@@ -303,7 +306,8 @@ struct run_state {
 	struct task_identity task;
 	char host_dir[256];
 	struct option_value options[7];
-	struct sock_fprog filter;
+	struct filter_pair filter;
+	struct fd_numbers inherited; /* named by the scoped filter */
 };
 
 static int exit_status_of(int status)
@@ -379,6 +383,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 		.sink = &st->sink,
 		.cgroups = &st->cgroups,
 		.tick = &signals_tick,
+		.inherited = st->inherited,
 	};
 	struct tracer_result res;
 
@@ -398,6 +403,13 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.syscall_stops = res.syscall_stops;
 	st->summary.unknown_syscalls = res.unknown_syscalls;
 	st->summary.used_io_uring = res.used_io_uring;
+	st->summary.fd_scoped = res.fd_scoped;
+	st->summary.fd_filters = res.fd_filters;
+	if (res.fd_filter_failures)
+		trace_problem(
+			&st->sink,
+			"%llu descriptor filters could not be added: reads and writes on those descriptors may be missing from io.csv",
+			(unsigned long long)res.fd_filter_failures);
 	st->summary.follow_phases = res.follow_phases;
 	st->summary.follow_starved = res.follow_starved;
 	st->summary.follow_moves = res.follow_moves;
@@ -602,16 +614,16 @@ static int command_unusable(struct run_state *st, const char *name, int err)
  * or the errno that kept the filter out. */
 static int install_filter(void *arg)
 {
-	const struct sock_fprog *prog = arg;
+	const struct filter_pair *filters = arg;
 	bool forced_nnp;
-	int err = filter_install(prog, &forced_nnp);
+	int err = filter_install(filters, &forced_nnp);
 
 	return err ? -err : forced_nnp;
 }
 
 static void note_filter(struct run_state *st, int note)
 {
-	if (!st->filter.len)
+	if (!st->filter.plain.len)
 		return;
 	if (note == 1)
 		st->summary.no_new_privs = true;
@@ -622,15 +634,57 @@ static void note_filter(struct run_state *st, int note)
 			strerror(note));
 }
 
+/*
+ * The descriptors the task starts with that may hold a traced file: ours
+ * that survive its exec and are regular files (a redirection to a file,
+ * cat < input).  Their data syscalls stop from the start; a descriptor
+ * number the task gets a file on later gets its filter then.
+ */
+static size_t inherited_files(int *fds, size_t cap)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!dir)
+		return cap + 1; /* cannot tell: every descriptor stops */
+	while ((e = readdir(dir))) {
+		int fd = (int)strtol(e->d_name, NULL, 10);
+		int flags = fcntl(fd, F_GETFD);
+		struct stat st;
+
+		if (e->d_name[0] == '.' || fd == dirfd(dir) || flags < 0 ||
+		    (flags & FD_CLOEXEC) || fstat(fd, &st) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			n = cap + 1; /* too many to name: every one stops */
+			break;
+		}
+		fds[n++] = fd;
+	}
+	closedir(dir);
+	return n;
+}
+
 /* The filter is built before the task forks, so errors are ours alone. */
 static void build_filter(struct run_state *st)
 {
+	int fds[FDFILTER_MAX_FDS];
+	size_t nfds;
 	struct strbuf why;
 
 	if (st->opt.level == LEVEL_SUMMARY || !trace_has_dir(&st->sink))
 		return;
+	nfds = inherited_files(fds, FDFILTER_MAX_FDS);
+	st->inherited.overflow = nfds > FDFILTER_MAX_FDS;
+	for (size_t i = 0; i < nfds && !st->inherited.overflow; i++)
+		fd_numbers_add(&st->inherited, fds[i]);
+	/* More than a filter names, or than the tracer lists: all stop. */
+	if (st->inherited.overflow)
+		nfds = FDFILTER_MAX_FDS + 1;
 	sb_init(&why, 0);
-	if (filter_build(st->opt.level, &st->filter, &why) < 0)
+	if (filter_build(st->opt.level, fds, nfds, &st->filter, &why) < 0)
 		trace_problem(&st->sink, "%s; only process events are traced",
 			      sb_str(&why));
 	sb_release(&why);
@@ -642,7 +696,7 @@ static int start_task(struct run_state *st)
 	int err, note;
 
 	build_filter(st);
-	if (st->filter.len) {
+	if (st->filter.plain.len) {
 		l.before_exec = install_filter;
 		l.hook_arg = &st->filter;
 	}

@@ -47,6 +47,7 @@ struct fdtable *fdtable_copy(const struct fdtable *t)
 	if (!t || !t->size)
 		return c;
 	c->size = t->size;
+	c->traced = t->traced;
 	c->slot = xcalloc((size_t)t->size, sizeof(*c->slot));
 	for (int fd = 0; fd < t->size; fd++) {
 		c->slot[fd] = t->slot[fd];
@@ -96,6 +97,8 @@ void fdtable_set(struct fdtable *t, int fd, struct ofd *o, bool cloexec)
 	ofd_put(t->slot[fd].ofd);
 	t->slot[fd].ofd = o;
 	t->slot[fd].cloexec = cloexec;
+	if (o->traced)
+		fd_numbers_add(&t->traced, fd);
 }
 
 void fdtable_set_cloexec(struct fdtable *t, int fd, bool cloexec)

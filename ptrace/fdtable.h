@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fdfilter.h"
+
 struct ofd {
 	int refs;
 	uint64_t handle_id; /* the trace's id for this open */
@@ -33,6 +35,9 @@ struct fdtable {
 	int refs;
 	int size;
 	struct fd_slot *slot;
+	/* Descriptor numbers that ever held a traced file: the ones a
+	 * scoped filter must name. */
+	struct fd_numbers traced;
 };
 
 struct ofd *ofd_new(const char *path);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdfilter.h"
 #include "util.h"
 
 struct sc_rule {
@@ -20,16 +22,21 @@ struct sc_rule {
 	int nr; /* libseccomp's number: native, or a pseudo one */
 	enum trace_level level;
 	bool entry_only; /* nothing to learn at its exit */
+	bool scoped_only; /* wanted under a descriptor-scoped filter only */
 };
 
 /* __SNR_ pasted here: libc headers define some names (pread64) as macros. */
-#define RULE(id, name, level)                  \
-	{                                      \
-		id, __SNR_##name, level, false \
+#define RULE(id, name, level)                         \
+	{                                             \
+		id, __SNR_##name, level, false, false \
 	}
-#define RULE_ENTRY(id, name, level)           \
-	{                                     \
-		id, __SNR_##name, level, true \
+#define RULE_ENTRY(id, name, level)                  \
+	{                                            \
+		id, __SNR_##name, level, true, false \
+	}
+#define RULE_SCOPED(id, name, entry_only)                      \
+	{                                                      \
+		id, __SNR_##name, LEVEL_FULL, entry_only, true \
 	}
 
 /*
@@ -106,6 +113,15 @@ static const struct sc_rule rules[] = {
 	RULE(SC_LLSEEK, _llseek, LEVEL_FULL),
 	RULE(SC_IO_URING_SETUP, io_uring_setup, LEVEL_FULL),
 	RULE(SC_IO_URING_ENTER, io_uring_enter, LEVEL_FULL),
+	RULE_SCOPED(SC_RECVMSG, recvmsg, false),
+	RULE_SCOPED(SC_RECVMMSG, recvmmsg, false),
+	RULE_SCOPED(SC_PIDFD_GETFD, pidfd_getfd, false),
+	RULE_SCOPED(SC_MEMFD_CREATE, memfd_create, false),
+	RULE_SCOPED(SC_OPEN_BY_HANDLE_AT, open_by_handle_at, false),
+	RULE_SCOPED(SC_CLONE, clone, true),
+	RULE_SCOPED(SC_CLONE3, clone3, true),
+	RULE_SCOPED(SC_SECCOMP, seccomp, true),
+	RULE_SCOPED(SC_PRCTL_SECCOMP, prctl, true),
 };
 
 static const char *const level_names[] = { "summary", "files", "full" };
@@ -156,17 +172,33 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 						MAP_ANONYMOUS, 0));
 	case SC_IOCTL_CLOEXEC:
 		return add_ioctl_rules(ctx, data, r->nr);
+	case SC_CLONE:
+		/* A second process on the same descriptor table. */
+		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,
+					SCMP_A0(SCMP_CMP_MASKED_EQ,
+						CLONE_FILES | CLONE_THREAD,
+						CLONE_FILES));
+	case SC_SECCOMP:
+		/* SECCOMP_SET_MODE_STRICT (0) or _FILTER (1); the kernel reads
+		 * the operation as an unsigned int. */
+		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,
+					SCMP_A0(SCMP_CMP_MASKED_EQ, 0xfffffffeu,
+						0));
+	case SC_PRCTL_SECCOMP:
+		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,
+					SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu,
+						PR_SET_SECCOMP));
 	default:
 		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 0);
 	}
 }
 
-static int add_rules(scmp_filter_ctx ctx, enum trace_level level)
+static int add_rules(scmp_filter_ctx ctx, enum trace_level level, bool scoped)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
 		int err;
 
-		if (rules[i].level > level)
+		if (rules[i].level > level || (rules[i].scoped_only && !scoped))
 			continue;
 		err = add_rule(ctx, &rules[i]);
 		if (err < 0)
@@ -174,9 +206,6 @@ static int add_rules(scmp_filter_ctx ctx, enum trace_level level)
 	}
 	return 0;
 }
-
-#define X32_SYSCALL_BIT 0x40000000u
-#define PROLOGUE_LEN 10
 
 /* The highest syscall number libseccomp knows for an arch: scanning its
  * tables costs a millisecond per task, so the values for the bundled
@@ -196,44 +225,15 @@ uint32_t filter_max_known_nr(uint32_t arch, uint32_t base)
 	return base | max;
 }
 
-/*
- * Syscall numbers newer than libseccomp's tables would run untraced under
- * its program: this prologue traps them (SC_UNKNOWN), for each of our
- * three personalities, before libseccomp's program runs.
- */
-static void build_prologue(struct sock_filter *p)
-{
-	const uint32_t trace = SECCOMP_RET_TRACE | SC_DATA_UNKNOWN;
-	const struct sock_filter code[PROLOGUE_LEN] = {
-		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-				 offsetof(struct seccomp_data, arch)),
-		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SCMP_ARCH_X86_64, 0, 4),
-		/* 2 */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 1, 0),
-		/* 4 */
-		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, MAX_NR_X86_64, 4, 5),
-		/* 5 */
-		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, MAX_NR_X32, 3, 4),
-		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SCMP_ARCH_X86, 0, 3),
-		/* 7 */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		/* 8 */
-		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, MAX_NR_I386, 0, 1),
-		/* 9 */ BPF_STMT(BPF_RET | BPF_K, trace),
-	};
-
-	memcpy(p, code, sizeof(code));
-}
+#define PROLOGUE_MAX 512
 
 /* libseccomp writes BPF to an fd: give it a memfd and read it back,
  * after our prologue. */
-static int export_to_memory(scmp_filter_ctx ctx, struct sock_fprog *prog)
+static int export_to_memory(scmp_filter_ctx ctx, const struct sock_filter *head,
+			    size_t head_len, struct sock_fprog *prog)
 {
 	int fd = memfd_create("iowrap-filter", MFD_CLOEXEC);
-	const size_t head = PROLOGUE_LEN * sizeof(struct sock_filter);
+	const size_t head_size = head_len * sizeof(struct sock_filter);
 	off_t size;
 	int err;
 
@@ -243,36 +243,36 @@ static int export_to_memory(scmp_filter_ctx ctx, struct sock_fprog *prog)
 	size = err ? 0 : lseek(fd, 0, SEEK_END);
 	if (!err &&
 	    (size <= 0 || size % sizeof(struct sock_filter) ||
-	     size / sizeof(struct sock_filter) + PROLOGUE_LEN > BPF_MAXINSNS))
+	     size / sizeof(struct sock_filter) + head_len > BPF_MAXINSNS))
 		err = -E2BIG;
 	if (!err) {
 		prog->len = (unsigned short)(size / sizeof(struct sock_filter) +
-					     PROLOGUE_LEN);
-		prog->filter = xmalloc(head + (size_t)size);
-		build_prologue(prog->filter);
-		if (pread(fd, prog->filter + PROLOGUE_LEN, (size_t)size, 0) !=
+					     head_len);
+		prog->filter = xmalloc(head_size + (size_t)size);
+		memcpy(prog->filter, head, head_size);
+		if (pread(fd, prog->filter + head_len, (size_t)size, 0) !=
 		    size) {
 			err = -EIO;
-			filter_free(prog);
+			free(prog->filter);
+			memset(prog, 0, sizeof(*prog));
 		}
 	}
 	close(fd);
 	return err;
 }
 
-int filter_build(enum trace_level level, struct sock_fprog *prog,
-		 struct strbuf *why)
+static int build_one(enum trace_level level, bool scoped, const int *fds,
+		     size_t nfds, struct sock_fprog *prog)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	struct sock_filter head[PROLOGUE_MAX];
+	int head_len = fdfilter_prologue(head, PROLOGUE_MAX, scoped, fds, nfds);
 	int err;
 
-	memset(prog, 0, sizeof(*prog));
-	if (!ctx) {
-		sb_adds(why, "cannot create a seccomp filter (libseccomp)");
+	if (!ctx)
 		return -ENOMEM;
-	}
 	/* The native arch is in the filter already; add i386 and x32. */
-	err = seccomp_arch_add(ctx, SCMP_ARCH_X86);
+	err = head_len < 0 ? head_len : seccomp_arch_add(ctx, SCMP_ARCH_X86);
 	if (!err)
 		err = seccomp_arch_add(ctx, SCMP_ARCH_X32);
 	if (!err)
@@ -282,21 +282,35 @@ int filter_build(enum trace_level level, struct sock_fprog *prog,
 	if (!err)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	if (!err)
-		err = add_rules(ctx, level);
+		err = add_rules(ctx, level, scoped);
 	if (!err)
-		err = export_to_memory(ctx, prog);
-	if (err)
-		sb_addf(why, "cannot build the seccomp filter: %s",
-			strerror(-err));
+		err = export_to_memory(ctx, head, (size_t)head_len, prog);
 	seccomp_release(ctx);
 	return err;
 }
 
-void filter_free(struct sock_fprog *prog)
+int filter_build(enum trace_level level, const int *inherited_fds, size_t n,
+		 struct filter_pair *f, struct strbuf *why)
 {
-	free(prog->filter);
-	prog->filter = NULL;
-	prog->len = 0;
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	err = build_one(level, false, NULL, 0, &f->plain);
+	if (!err && level == LEVEL_FULL)
+		err = build_one(level, true, inherited_fds, n, &f->scoped);
+	if (err) {
+		sb_addf(why, "cannot build the seccomp filter: %s",
+			strerror(-err));
+		filter_free(f);
+	}
+	return err;
+}
+
+void filter_free(struct filter_pair *f)
+{
+	free(f->plain.filter);
+	free(f->scoped.filter);
+	memset(f, 0, sizeof(*f));
 }
 
 #ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
@@ -322,19 +336,31 @@ static int set_filter(const struct sock_fprog *prog)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0L, 0L);
 }
 
-int filter_install(const struct sock_fprog *prog, bool *forced_nnp)
+static bool has_nnp(void)
+{
+	return prctl(PR_GET_NO_NEW_PRIVS, 0L, 0L, 0L, 0L) == 1;
+}
+
+/* The scoped filter if this process cannot lose the right to add
+ * filters, else the plain one. */
+static const struct sock_fprog *choose(const struct filter_pair *f)
+{
+	return f->scoped.len && has_nnp() ? &f->scoped : &f->plain;
+}
+
+int filter_install(const struct filter_pair *f, bool *forced_nnp)
 {
 	*forced_nnp = false;
 	/* With CAP_SYS_ADMIN (or NO_NEW_PRIVS already set) this works and
 	 * setuid programs in the task keep working. */
-	if (set_filter(prog) == 0)
+	if (set_filter(choose(f)) == 0)
 		return 0;
 	if (errno != EACCES)
 		return -errno;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) < 0)
 		return -errno;
 	*forced_nnp = true;
-	if (set_filter(prog) < 0)
+	if (set_filter(choose(f)) < 0)
 		return -errno;
 	return 0;
 }

@@ -88,6 +88,22 @@ enum sc_id {
 	SC_MMAP2,
 	SC_SENDFILE64,
 	SC_LLSEEK,
+	/* Only under descriptor-scoped filters (fdfilter.h): a native data
+	 * syscall on a filtered descriptor (its number says which), and the
+	 * calls that bring a process a descriptor without an open, or a
+	 * second process to its descriptor table. */
+	SC_NATIVE_DATA,
+	SC_RECVMSG,
+	SC_RECVMMSG,
+	SC_PIDFD_GETFD,
+	SC_MEMFD_CREATE,
+	SC_OPEN_BY_HANDLE_AT,
+	SC_CLONE, /* with CLONE_FILES, without CLONE_THREAD */
+	SC_CLONE3,
+	/* the task's own seccomp(SET_MODE_STRICT/FILTER) and
+	 * prctl(PR_SET_SECCOMP): the tracer's filters must be in before */
+	SC_SECCOMP,
+	SC_PRCTL_SECCOMP,
 	SC_COUNT,
 };
 
@@ -110,16 +126,30 @@ uint32_t filter_max_known_nr(uint32_t arch, uint32_t base);
 int trace_level_parse(const char *s);
 const char *trace_level_name(enum trace_level level);
 
-/* Builds the filter for a level into prog (malloc'd); 0 or -errno. */
-int filter_build(enum trace_level level, struct sock_fprog *prog,
-		 struct strbuf *why);
-void filter_free(struct sock_fprog *prog);
+/* The filters of a level: plain traces every descriptor; scoped (--level
+ * full only, else empty) lets native data syscalls through except on the
+ * descriptors it names (fdfilter.h). */
+struct filter_pair {
+	struct sock_fprog plain, scoped;
+};
+
 /*
- * Installs the filter in the calling process (the task, before exec).
- * Without NO_NEW_PRIVS, which a setuid program inside the task would lose
- * its privileges to, first; with it if the kernel asks for it.  Sets
- * *forced_nnp when NO_NEW_PRIVS had to be set.  0 or -errno.
+ * Builds the filters for a level (malloc'd); inherited_fds[0..n) are the
+ * task's descriptors that may hold a traced file when it starts.  0 or
+ * -errno.
  */
-int filter_install(const struct sock_fprog *prog, bool *forced_nnp);
+int filter_build(enum trace_level level, const int *inherited_fds, size_t n,
+		 struct filter_pair *f, struct strbuf *why);
+void filter_free(struct filter_pair *f);
+/*
+ * Installs a filter in the calling process (the task, before exec).
+ * Without NO_NEW_PRIVS, which a setuid program inside the task would lose
+ * its privileges to, first; with it if the kernel asks for it.  The
+ * scoped filter needs filters added later, which only NO_NEW_PRIVS
+ * guarantees (a process may drop CAP_SYS_ADMIN): it is the one installed
+ * under NO_NEW_PRIVS, the plain one otherwise.  Sets *forced_nnp when
+ * NO_NEW_PRIVS had to be set.  0 or -errno.
+ */
+int filter_install(const struct filter_pair *f, bool *forced_nnp);
 
 #endif

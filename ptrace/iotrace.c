@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fdfilter.h"
 #include "fdtable.h"
 #include "files.h"
 #include "filter.h"
@@ -1073,6 +1076,22 @@ static bool acts_on_fd0(const struct tracee *t)
 }
 
 /*
+ * A clone that makes a second process on the caller's descriptor table:
+ * descriptors one of them opens are the other's too, which per-process
+ * filters cannot follow.
+ */
+static bool shares_fd_table(const struct tracee *t)
+{
+	uint64_t flags = t->call.args[0];
+
+	/* clone3: the flags open its struct clone_args. */
+	if (t->call.id == SC_CLONE3 &&
+	    tracee_read(t->tid, t->call.args[0], &flags, sizeof(flags)) < 0)
+		return false;
+	return (flags & (CLONE_FILES | CLONE_THREAD)) == CLONE_FILES;
+}
+
+/*
  * An operation on a descriptor known not to be traced (a pipe, a socket,
  * /dev/null, an excluded path) writes no event and changes nothing the
  * tracer keeps: it needs no exit stop, and the hot path skips reading the
@@ -1142,6 +1161,8 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 
 	io->syscall_stops++;
 	t->call.id = (uint16_t)(data & SC_DATA_ID_MASK);
+	if (t->call.id == SC_NATIVE_DATA)
+		t->call.id = (uint16_t)fdfilter_native_id(si->seccomp.nr);
 	if (t->call.id == SC_UNKNOWN || t->call.id >= SC_COUNT) {
 		/* A syscall newer than our tables, or an unknown arch. */
 		io->unknown_syscalls++;
@@ -1169,6 +1190,18 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_IO_URING_SETUP:
 	case SC_IO_URING_ENTER:
 		io->used_io_uring = true;
+		/* Its operations open files a read(2) may then use. */
+		t->proc->scope.want_all = true;
+		break;
+	case SC_CLONE: /* the filter stops it with CLONE_FILES only */
+	case SC_CLONE3:
+		if (shares_fd_table(t))
+			t->proc->scope.want_all = true;
+		break;
+	case SC_SECCOMP:
+	case SC_PRCTL_SECCOMP:
+		/* Its filter could refuse the tracer's later ones. */
+		t->proc->scope.want_all = true;
 		break;
 	case SC_EXECVE:
 	case SC_EXECVEAT:
@@ -1197,6 +1230,63 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	if (key && !opqueue_enter(&io->queues, t, key))
 		return ENTRY_HOLD;
 	return ENTRY_TO_EXIT;
+}
+
+/* A descriptor the process got without an open: known from here on,
+ * so that a scoped filter names it if it is a traced file. */
+static void note_new_fd(struct iotrace *io, struct tracee *t, int64_t fd)
+{
+	if (fd >= 0 && fd <= INT32_MAX)
+		lookup_fd(io, t->proc, (int)fd);
+}
+
+#define MAX_RIGHTS_BYTES 4096
+
+/* The descriptors an SCM_RIGHTS message brought (x86_64 layouts). */
+static void note_rights(struct iotrace *io, struct tracee *t, uint64_t msghdr)
+{
+	struct msghdr m;
+	unsigned char buf[MAX_RIGHTS_BYTES];
+	size_t len;
+
+	if (tracee_read(t->tid, msghdr, &m, sizeof(m)) < 0 || !m.msg_control ||
+	    !m.msg_controllen)
+		return;
+	len = m.msg_controllen < sizeof(buf) ? m.msg_controllen : sizeof(buf);
+	if (tracee_read(t->tid, (uint64_t)(uintptr_t)m.msg_control, buf, len) <
+	    0)
+		return;
+	m.msg_control = buf;
+	m.msg_controllen = len;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		size_t n;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			note_new_fd(io, t, fd);
+		}
+	}
+}
+
+static void on_received(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	if (ret < 0 || is_i386(t) || t->call.x32)
+		return;
+	if (t->call.id == SC_RECVMSG) {
+		note_rights(io, t, t->call.args[1]);
+		return;
+	}
+	/* recvmmsg: ret messages, each a msghdr and its length. */
+	for (int64_t i = 0; i < ret && i < 1024; i++)
+		note_rights(io, t,
+			    t->call.args[1] +
+				    (uint64_t)i * sizeof(struct mmsghdr));
 }
 
 static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
@@ -1244,6 +1334,15 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 	case SC_EXECVE:
 	case SC_EXECVEAT:
 		on_exec(io, t, ret);
+		break;
+	case SC_RECVMSG:
+	case SC_RECVMMSG:
+		on_received(io, t, ret);
+		break;
+	case SC_PIDFD_GETFD:
+	case SC_MEMFD_CREATE:
+	case SC_OPEN_BY_HANDLE_AT:
+		note_new_fd(io, t, ret);
 		break;
 	default:
 		break;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fdfilter.h"
 #include "hostinfo.h"
 #include "pidmap.h"
 #include "procfs.h"
@@ -73,6 +74,8 @@ struct process {
 	struct fdtable *fds; /* NULL until a traced syscall needs it */
 	char *cwd_cache; /* NULL: read /proc/PID/cwd when needed */
 	uint64_t cwd_gen; /* iotrace's count of directory renames then */
+	struct fd_scope scope; /* what its seccomp filters stop for */
+	uint64_t inject_page; /* inject.h's page in its memory; 0: none */
 };
 
 /* argv beyond this is cut (the trace says so with its quoting). */

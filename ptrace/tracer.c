@@ -2,6 +2,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <linux/audit.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "cpufollow.h"
+#include "fdtable.h"
+#include "inject.h"
 #include "iotrace.h"
 #include "probe.h"
 #include "process.h"
@@ -43,6 +46,8 @@ struct tracer {
 	pid_t main_pid;
 	bool io_on; /* a seccomp filter sends syscall stops */
 	bool seccomp_before_sysentry;
+	bool scoped; /* the task runs under the descriptor-scoped filter */
+	bool main_execed;
 	struct iotrace io;
 };
 
@@ -171,6 +176,81 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 	resume(t, 0);
 }
 
+static void handle_stop(struct tracer *tr, pid_t tid, int status);
+
+static bool native_call(const struct tracee *t)
+{
+	return t->call.arch == AUDIT_ARCH_X86_64 && !t->call.x32;
+}
+
+/*
+ * Adds the filter t's process lacks for the traced files its descriptor
+ * table has held (fdfilter.h), before it runs on: at a syscall-exit stop,
+ * or at_entry before the call (clone) runs.  False if t stopped for good
+ * or died meanwhile: that stop was handled here and t may be gone.
+ */
+static bool sync_scope(struct tracer *tr, struct tracee *t, bool at_entry)
+{
+	struct process *p = t->proc;
+	static const struct fd_numbers none;
+	struct fd_plan plan;
+	struct inject_out out;
+	enum inject_result r;
+	pid_t tid = t->tid;
+
+	if (!tr->scoped || !native_call(t) ||
+	    !fdscope_plan(&p->scope, p->fds ? &p->fds->traced : &none, &plan))
+		return true;
+	r = inject_filter(tid, at_entry, plan.code, (size_t)plan.len,
+			  &p->inject_page, &out);
+	tr->io.syscall_stops += out.stops;
+	if (r == INJECT_GONE) {
+		if (out.status == -1)
+			return false;
+		if (WIFSTOPPED(out.status))
+			handle_stop(tr, tid, out.status);
+		else
+			handle_death(tr, tid, out.status);
+		return false;
+	}
+	fdscope_done(&p->scope, &plan, r == INJECT_DONE);
+	if (r == INJECT_DONE)
+		tr->result->fd_filters++;
+	else
+		tr->result->fd_filter_failures++;
+	return true;
+}
+
+/* A call that must find the process's filters complete when it runs:
+ * a second process on the same fd table, a filter of the task's own
+ * (which could refuse the tracer's later ones). */
+static bool needs_scope_first(const struct tracee *t)
+{
+	switch (t->call.id) {
+	case SC_CLONE:
+	case SC_CLONE3:
+	case SC_SECCOMP:
+	case SC_PRCTL_SECCOMP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether a filter may be added at t's exit stop: not after an exec (the
+ * registers are the new program's, with no syscall instruction right
+ * behind them to go back to), nor at a call interrupted by a signal (the
+ * kernel may have a signal mask to put back, which PTRACE_SETSIGMASK
+ * would drop): the next exit stop will do.
+ */
+static bool may_add_filter_at_exit(const struct tracee *t, int64_t ret)
+{
+	if (t->call.id == SC_EXECVE || t->call.id == SC_EXECVEAT)
+		return false;
+	return ret != -EINTR && !(ret <= -512 && ret >= -516);
+}
+
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
@@ -179,6 +259,9 @@ static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 	if (tr->io_on && tracee_syscall_info(t->tid, &si) &&
 	    si.op == PTRACE_SYSCALL_INFO_SECCOMP)
 		next = iotrace_entry(&tr->io, t, &si);
+	if (next == ENTRY_RESUME && tr->scoped && needs_scope_first(t) &&
+	    !sync_scope(tr, t, true))
+		return;
 	if (next != ENTRY_RESUME) {
 		t->call.active = true;
 		t->call.skip_entry = tr->seccomp_before_sysentry;
@@ -199,15 +282,62 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 		resume(t, 0);
 		return;
 	}
+	bool decoded = false, here = true;
+
 	if (t->call.active && tracee_syscall_info(t->tid, &si) &&
-	    si.op == PTRACE_SYSCALL_INFO_EXIT)
+	    si.op == PTRACE_SYSCALL_INFO_EXIT) {
 		next = iotrace_exit(&tr->io, t, &si);
-	else
+		decoded = true;
+	} else {
 		end_call(tr, t);
+	}
 	t->call.active = false;
-	resume(t, 0);
+	if (decoded && may_add_filter_at_exit(t, si.exit.rval))
+		here = sync_scope(tr, t, false);
+	if (here)
+		resume(t, 0);
 	if (next)
 		resume(next, 0);
+}
+
+/*
+ * A forked child has its parent's filters, and its memory (a copy, or the
+ * same): the page filters are written to.  Unless a filter went in while
+ * the fork ran (TSYNC from another thread: the child may have been
+ * copied before it), which the kernel's count of filters tells; such a
+ * child is given a filter for every descriptor.
+ */
+static void inherit_scope(struct tracer *tr, const struct tracee *parent,
+			  struct process *child)
+{
+	struct process *p = parent->proc;
+
+	fdscope_inherit(&child->scope, &p->scope);
+	if (!child->rec.execs && !child->inject_page)
+		child->inject_page = p->inject_page;
+	if (tr->scoped && p->live_threads > 1 &&
+	    proc_seccomp_filters(tr->table.procfd, child->rec.pid) <
+		    proc_seccomp_filters(tr->table.procfd, parent->tid)) {
+		child->scope.fds = (struct fd_numbers){ .low = 0 };
+		child->scope.all = false;
+		child->scope.want_all = true;
+	}
+}
+
+/*
+ * The task's first exec: its filter is in place.  The scoped one is the
+ * one installed under NO_NEW_PRIVS (filter_install), at --level full.
+ */
+static void start_scope(struct tracer *tr, struct process *main)
+{
+	tr->main_execed = true;
+	/* Unreadable: scoped, to be sure (filters added to a plain one only
+	 * add stops). */
+	tr->scoped = tr->cfg->level == LEVEL_FULL &&
+		     proc_no_new_privs(tr->table.procfd, main->rec.pid) != 0;
+	tr->result->fd_scoped = tr->scoped;
+	main->scope.fds = tr->cfg->inherited;
+	main->scope.all = tr->cfg->inherited.overflow;
 }
 
 static void handle_stop(struct tracer *tr, pid_t tid, int status)
@@ -234,6 +364,7 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 			if (child && child->proc != t->proc) {
 				process_forked(child->proc, t->proc);
 				iotrace_fork(t->proc, child->proc);
+				inherit_scope(tr, t, child->proc);
 			}
 		}
 		resume(t, 0);
@@ -245,6 +376,9 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0)
 			msg = (unsigned long)tid;
 		process_exec(&tr->table, t, (pid_t)msg);
+		t->proc->inject_page = 0; /* a new address space */
+		if (!tr->main_execed && t->proc->rec.pid == tr->main_pid)
+			start_scope(tr, t->proc);
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXIT:

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fdfilter.h"
 #include "filter.h"
 #include "hostinfo.h"
 #include "trace.h"
@@ -25,6 +26,9 @@ struct tracer_config {
 	const char *const *exclude;
 	struct trace_sink *sink;
 	struct cgroup_resolver *cgroups;
+	/* --level full: the descriptors the scoped filter names from the
+	 * start (filter.h; used only if the task got that filter) */
+	struct fd_numbers inherited;
 	/* Set from a signal handler: time to flush the trace. */
 	volatile sig_atomic_t *tick;
 };
@@ -38,6 +42,9 @@ struct tracer_result {
 	uint64_t syscall_stops;
 	uint64_t unknown_syscalls;
 	bool used_io_uring;
+	bool fd_scoped; /* the task got the descriptor-scoped filter */
+	uint64_t fd_filters; /* filters added to running processes */
+	uint64_t fd_filter_failures; /* ... that could not be */
 	uint64_t follow_phases; /* runs of stops served on the tracee's CPU */
 	uint64_t follow_starved; /* ... ended because the tracer starved */
 	uint64_t follow_moves; /* times the tracer re-pinned to a moved tracee */

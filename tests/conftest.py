@@ -1,6 +1,7 @@
 """Shared fixtures for the end-to-end tests: they drive the real static
 binary on real programs and read its trace back."""
 import csv
+import ctypes
 import io
 import json
 import os
@@ -40,8 +41,21 @@ class Trace:
         return [r for r in self.procs if r["exe"] == exe]
 
 
+def set_no_new_privs():
+    """NO_NEW_PRIVS, as an unprivileged user's iowrap sets it: the task
+    then gets the descriptor-scoped filter (ptrace/fdfilter.h)."""
+    if ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+
+
+# Set by the fdscope fixture of the tests that run in both modes.
+FILTER_MODE = {"nnp": False}
+
+
 def run_iowrap(args, outdir=None, check=None, **kw):
     """Runs bin/iowrap ARGS; with outdir, passes -o outdir first."""
+    if FILTER_MODE["nnp"]:
+        kw.setdefault("preexec_fn", set_no_new_privs)
     cmd = [str(IOWRAP)]
     if outdir is not None:
         cmd += ["-o", str(outdir)]
@@ -53,6 +67,15 @@ def run_iowrap(args, outdir=None, check=None, **kw):
     if check is not None:
         assert proc.returncode == check, (proc.returncode, proc.stderr)
     return Trace(proc, outdir or ".")
+
+
+@pytest.fixture(params=["default", "nnp"])
+def filter_mode(request):
+    """Runs a test as iowrap's user is (as root: the plain filter) and
+    under NO_NEW_PRIVS (the descriptor-scoped one)."""
+    FILTER_MODE["nnp"] = request.param == "nnp"
+    yield request.param
+    FILTER_MODE["nnp"] = False
 
 
 @pytest.fixture

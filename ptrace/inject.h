@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Adding a seccomp filter to a running tracee: the tracer makes the
+ * stopped thread run seccomp(SECCOMP_SET_MODE_FILTER, TSYNC) itself, then
+ * puts back every register, so the task's own syscall is untouched.  The
+ * filter is written to a page of the tracer's own in the process (an
+ * anonymous mapping it makes the process create once, by the same means):
+ * never to the task's stack, which a runtime with small stacks (Go's)
+ * may not have to spare below its stack pointer.  The thread's signals
+ * are blocked meanwhile, so no handler runs on the borrowed registers.
+ * x86_64 threads only.
+ */
+#ifndef IOWRAP_INJECT_H
+#define IOWRAP_INJECT_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum inject_result {
+	INJECT_DONE, /* added; the thread is stopped where it was */
+	INJECT_FAILED, /* not added (err says why); stopped where it was */
+	INJECT_GONE, /* the thread stopped for good or died meanwhile:
+		      * status (-1: none) is the caller's to handle */
+};
+
+struct inject_out {
+	int err; /* INJECT_FAILED: -errno, or -ESRCH for a thread TSYNC
+		  * could not synchronise */
+	int status;
+	unsigned stops; /* the thread's stops it took */
+};
+
+/*
+ * tid is stopped right after a syscall instruction: at a syscall-exit
+ * stop, or, with at_entry, at a seccomp stop of a syscall that it will
+ * then make again from the start (the filter must be in place before the
+ * call runs: clone).  *scratch is the process's page for the filter (0:
+ * none yet; set when one is made).
+ */
+enum inject_result inject_filter(pid_t tid, bool at_entry,
+				 const struct sock_filter *code, size_t len,
+				 uint64_t *scratch, struct inject_out *out);
+
+#endif
