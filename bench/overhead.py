@@ -104,6 +104,10 @@ def log(msg):
 
 # ---------------------------------------------------------------- modes
 
+def keep_privileges():
+    """Nothing: the plain mode's child as the others' but for the prctl."""
+
+
 def set_no_new_privs():
     """prctl(PR_SET_NO_NEW_PRIVS), in the child before its exec."""
     if ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0) != 0:
@@ -473,7 +477,9 @@ class Bench:
 
     def execute(self, argv, rundir, nnp=True):
         """Runs argv in rundir (empty); returns (wall, cpu, status)."""
-        preexec = set_no_new_privs if nnp else None
+        # Either way through a preexec function: subprocess then forks
+        # (without one it may vfork, which starts a child sooner).
+        preexec = set_no_new_privs if nnp else keep_privileges
         with open(rundir / "stdout", "wb") as out, \
                 open(rundir / "stderr", "wb") as err:
             t0 = time.perf_counter()

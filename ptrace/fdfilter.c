@@ -367,6 +367,13 @@ void fdscope_done(struct fd_scope *s, const struct fd_plan *plan, bool added)
 	s->all = s->all || plan->all;
 }
 
+#define MAX_RETRIES 8
+
+bool fdscope_may_retry(struct fd_scope *s, int err)
+{
+	return err == -ESRCH && ++s->retries <= MAX_RETRIES;
+}
+
 void fdscope_inherit(struct fd_scope *child, const struct fd_scope *parent)
 {
 	child->fds.low |= parent->fds.low;

@@ -48,6 +48,7 @@ struct fd_scope {
 	bool want_all; /* asked for (clone with CLONE_FILES, io_uring) */
 	bool gave_up; /* a filter could not be added: no more tries */
 	uint16_t filters; /* in this process's chain, counting its parent's */
+	uint8_t retries; /* additions that failed for the moment */
 };
 
 /* The sc_id of a native data syscall's number; 0 (SC_UNKNOWN) if the
@@ -93,6 +94,9 @@ bool fdscope_plan(const struct fd_scope *s, const struct fd_numbers *traced,
 /* Records the plan's filter as added, or that adding one failed (then
  * the process gets no more tries: the failure is in the summary). */
 void fdscope_done(struct fd_scope *s, const struct fd_plan *plan, bool added);
+/* A failure that may pass (TSYNC found a thread mid-exec): false once
+ * there were too many, and then the process gets no more tries. */
+bool fdscope_may_retry(struct fd_scope *s, int err);
 /* A forked child has its parent's filters. */
 void fdscope_inherit(struct fd_scope *child, const struct fd_scope *parent);
 

@@ -29,7 +29,6 @@
 #define SYSCALL_INSN_LEN 2 /* 0f 05 */
 #define SCRATCH_SIZE 4096
 #define MAX_INSNS ((SCRATCH_SIZE - 32) / sizeof(struct sock_filter))
-#define MAX_HELD_STOPS 64 /* SIGSTOPs and group stops held back */
 
 struct borrowed {
 	pid_t tid;
@@ -37,8 +36,7 @@ struct borrowed {
 	bool swapped; /* a call of ours replaced the task's at its entry */
 	struct user_regs_struct regs; /* as the thread had them */
 	uint64_t sigmask;
-	int deferred_sig; /* a signal that stopped it meanwhile */
-	unsigned held; /* stops held back */
+	bool execed; /* another thread's exec: a new program runs */
 };
 
 /*
@@ -119,7 +117,8 @@ static int borrow(struct borrowed *b)
 
 /* Puts the thread back as it was: at its entry, if a call of ours took
  * the place of its own, at its syscall instruction with its syscall
- * number, to make the call again. */
+ * number, to make the call again.  After another thread's exec the
+ * registers are the new program's, but it keeps the signal mask. */
 static void give_back(struct borrowed *b)
 {
 	struct user_regs_struct regs = b->regs;
@@ -128,12 +127,9 @@ static void give_back(struct borrowed *b)
 		regs.rip -= SYSCALL_INSN_LEN;
 		regs.rax = regs.orig_rax;
 	}
-	set_regs(b->tid, &regs);
+	if (!b->execed)
+		set_regs(b->tid, &regs);
 	ptrace(PTRACE_SETSIGMASK, b->tid, sizeof(b->sigmask), &b->sigmask);
-	/* Held back from a stop meanwhile: the thread gets it now, when it
-	 * runs its own code again. */
-	if (b->deferred_sig)
-		syscall(SYS_tkill, b->tid, b->deferred_sig);
 }
 
 static bool is_stop_signal(int sig)
@@ -155,12 +151,12 @@ static bool after_syscall_insn(pid_t tid, uint64_t ip)
 
 /*
  * Runs the thread until the injected syscall's exit stop.  Its signals
- * are blocked: a SIGSTOP (which cannot be), or a group stop of another
- * thread's making, is held back, to be raised again once its registers
- * are its own.  Any other signal is one the injected call raised (a
- * filter of the task's own that traps it): the call failed, and the
- * signal, ours, is dropped.  A thread that is killed or exits meanwhile
- * is gone.
+ * are blocked, so a signal-delivery stop is SIGSTOP's (which cannot be
+ * blocked), or one the injected call raised (a filter of the task's own
+ * that traps it: the call failed, and the signal, ours, is dropped when
+ * the caller resumes the thread).  A SIGSTOP, a group stop or another
+ * thread's exec ends the injection, to be handled in the order it came;
+ * a thread killed meanwhile is gone.
  */
 static enum inject_result run_to_exit(struct borrowed *b,
 				      struct inject_out *out)
@@ -186,27 +182,32 @@ static enum inject_result run_to_exit(struct borrowed *b,
 			return INJECT_GONE;
 		sig = WSTOPSIG(*status);
 		event = (unsigned)*status >> 16;
-		if (event == PTRACE_EVENT_EXIT)
-			return INJECT_GONE;
-		if (sig == (SIGTRAP | 0x80)) {
-			if (tracee_syscall_info(b->tid, &si) &&
-			    si.op == PTRACE_SYSCALL_INFO_EXIT)
-				return INJECT_DONE;
-			continue; /* its entry stop */
-		}
-		if ((event == 0 && sig != SIGSTOP) ||
-		    (event == PTRACE_EVENT_STOP && !is_stop_signal(sig))) {
-			out->err = -EINTR;
-			return INJECT_FAILED;
-		}
-		if (event == 0 || event == PTRACE_EVENT_STOP) {
-			b->deferred_sig = sig;
-			if (++b->held > MAX_HELD_STOPS) {
-				out->err = -EINTR;
-				return INJECT_FAILED;
+		switch (event) {
+		case 0:
+			if (sig == (SIGTRAP | 0x80)) {
+				if (tracee_syscall_info(b->tid, &si) &&
+				    si.op == PTRACE_SYSCALL_INFO_EXIT)
+					return INJECT_DONE;
+				continue; /* its entry stop */
 			}
+			if (sig == SIGSTOP)
+				return INJECT_STOPPED;
+			out->err = -EPERM;
+			return INJECT_FAILED;
+		case PTRACE_EVENT_EXIT:
+			return INJECT_GONE;
+		case PTRACE_EVENT_EXEC:
+			b->execed = true;
+			return INJECT_STOPPED;
+		case PTRACE_EVENT_STOP:
+			/* A group stop; SIGTRAP: one ended (a notice). */
+			if (is_stop_signal(sig))
+				return INJECT_STOPPED;
+			continue;
+		default:
+			/* A seccomp stop: the base filter traps seccomp(). */
+			continue;
 		}
-		/* else a seccomp stop: the base filter traps seccomp() */
 	}
 }
 
@@ -222,9 +223,10 @@ static enum inject_result call(struct borrowed *b, long nr, const uint64_t a[6],
 	struct user_regs_struct regs = b->regs;
 	enum inject_result r;
 
-	if (b->at_entry && !b->swapped) {
+	bool swap = b->at_entry && !b->swapped;
+
+	if (swap) {
 		regs.orig_rax = (unsigned long long)nr;
-		b->swapped = true;
 	} else {
 		regs.rip -= SYSCALL_INSN_LEN;
 		regs.rax = (unsigned long long)nr;
@@ -240,6 +242,7 @@ static enum inject_result call(struct borrowed *b, long nr, const uint64_t a[6],
 	out->err = set_regs(b->tid, &regs);
 	if (out->err)
 		return INJECT_FAILED;
+	b->swapped = b->swapped || swap;
 	r = run_to_exit(b, out);
 	if (r == INJECT_DONE) {
 		out->err = get_regs(b->tid, &regs);
@@ -307,6 +310,8 @@ enum inject_result inject_filter(pid_t tid, bool at_entry,
 	memset(out, 0, sizeof(*out));
 	out->status = -1;
 	out->err = borrow(&b);
+	if (out->err == -ESRCH)
+		return INJECT_GONE; /* killed, out of its stop: not ours now */
 	if (out->err)
 		return INJECT_FAILED;
 	if (!after_syscall_insn(tid, b.regs.rip)) {

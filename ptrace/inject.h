@@ -24,6 +24,10 @@ enum inject_result {
 	INJECT_FAILED, /* not added (err says why); stopped where it was */
 	INJECT_GONE, /* the thread stopped for good or died meanwhile:
 		      * status (-1: none) is the caller's to handle */
+	INJECT_STOPPED, /* not added: the thread stopped for something
+			 * else first (a SIGSTOP, a group stop, another
+			 * thread's exec), status is that stop, the
+			 * caller's to handle; try again later */
 };
 
 struct inject_out {

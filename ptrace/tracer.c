@@ -204,7 +204,9 @@ static bool sync_scope(struct tracer *tr, struct tracee *t, bool at_entry)
 	r = inject_filter(tid, at_entry, plan.code, (size_t)plan.len,
 			  &p->inject_page, &out);
 	tr->io.syscall_stops += out.stops;
-	if (r == INJECT_GONE) {
+	if (r == INJECT_GONE || r == INJECT_STOPPED) {
+		/* Not handled here: a stop the thread made meanwhile (the
+		 * filter is tried again at a later exit stop), its end. */
 		if (out.status == -1)
 			return false;
 		if (WIFSTOPPED(out.status))
@@ -213,6 +215,8 @@ static bool sync_scope(struct tracer *tr, struct tracee *t, bool at_entry)
 			handle_death(tr, tid, out.status);
 		return false;
 	}
+	if (r == INJECT_FAILED && fdscope_may_retry(&p->scope, out.err))
+		return true; /* at a later exit stop */
 	fdscope_done(&p->scope, &plan, r == INJECT_DONE);
 	if (r == INJECT_DONE)
 		tr->result->fd_filters++;
@@ -251,6 +255,23 @@ static bool may_add_filter_at_exit(const struct tracee *t, int64_t ret)
 	return ret != -EINTR && !(ret <= -512 && ret >= -516);
 }
 
+/*
+ * A filter of the task's own installed through the i386 or x32 syscalls,
+ * where the tracer adds none: it could kill or refuse every later one,
+ * so the process (and what it forks) gets no more, and the trace says
+ * it may miss reads and writes.
+ */
+static void give_up_scope(struct tracer *tr, struct tracee *t)
+{
+	struct fd_scope *s = &t->proc->scope;
+
+	if (s->all || s->gave_up ||
+	    (t->call.id != SC_SECCOMP && t->call.id != SC_PRCTL_SECCOMP))
+		return;
+	s->gave_up = true;
+	tr->result->fd_filter_failures++;
+}
+
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
@@ -259,9 +280,12 @@ static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 	if (tr->io_on && tracee_syscall_info(t->tid, &si) &&
 	    si.op == PTRACE_SYSCALL_INFO_SECCOMP)
 		next = iotrace_entry(&tr->io, t, &si);
-	if (next == ENTRY_RESUME && tr->scoped && needs_scope_first(t) &&
-	    !sync_scope(tr, t, true))
-		return;
+	if (next == ENTRY_RESUME && tr->scoped && needs_scope_first(t)) {
+		if (!native_call(t))
+			give_up_scope(tr, t);
+		else if (!sync_scope(tr, t, true))
+			return;
+	}
 	if (next != ENTRY_RESUME) {
 		t->call.active = true;
 		t->call.skip_entry = tr->seccomp_before_sysentry;
