@@ -119,6 +119,10 @@ int parse_proc_status(const char *text, struct proc_status *st)
 			st->ctxt_voluntary = v;
 		else if (keyed_u64(line, "nonvoluntary_ctxt_switches", &v))
 			st->ctxt_involuntary = v;
+		else if (keyed_u64(line, "NoNewPrivs", &v))
+			st->no_new_privs = v == 1;
+		else if (keyed_u64(line, "Seccomp_filters", &v))
+			st->seccomp_filters = v;
 		line = strchr(line, '\n');
 		if (line)
 			line++;
@@ -358,31 +362,6 @@ int read_process_clock_ns(pid_t pid, enum process_clock which, uint64_t *ns)
 		return -errno;
 	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	return 0;
-}
-
-/* A number field of /proc/PID/status ("\nName:\t"), or -errno. */
-static long status_field(int procfd, pid_t pid, const char *name)
-{
-	char buf[4096];
-	ssize_t n = read_pid_file(procfd, pid, 0, "status", buf, sizeof(buf));
-	const char *at;
-
-	if (n < 0)
-		return (long)n;
-	at = strstr(buf, name);
-	return at ? strtol(at + strlen(name), NULL, 10) : -ENOENT;
-}
-
-int proc_no_new_privs(int procfd, pid_t pid)
-{
-	long v = status_field(procfd, pid, "\nNoNewPrivs:\t");
-
-	return v < 0 ? (int)v : v == 1;
-}
-
-long proc_seccomp_filters(int procfd, pid_t tid)
-{
-	return status_field(procfd, tid, "\nSeccomp_filters:\t");
 }
 
 int read_proc_io(int procfd, pid_t pid, struct proc_io *io)

@@ -30,6 +30,8 @@ struct proc_status {
 	uint64_t threads;
 	uint64_t ctxt_voluntary, ctxt_involuntary;
 	bool has_vm; /* kernel threads and zombies have no Vm* lines */
+	bool no_new_privs;
+	uint64_t seccomp_filters; /* Linux 5.9; 0 before */
 };
 
 struct proc_io {
@@ -74,10 +76,6 @@ int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st);
  * -ESRCH once the process is gone). */
 int read_proc_stat_fd(int fd, struct proc_stat *st);
 int read_task_status(int procfd, pid_t tgid, pid_t tid, struct proc_status *st);
-/* Whether a process runs with NO_NEW_PRIVS: 1, 0, or -errno. */
-int proc_no_new_privs(int procfd, pid_t pid);
-/* The seccomp filters a thread has (Linux 5.9), or -errno. */
-long proc_seccomp_filters(int procfd, pid_t tid);
 /*
  * A process's CPU clocks (clock_getcpuclockid's; the kernel lets any
  * process read another's): PROF is user plus system time and VIRT user

@@ -172,3 +172,9 @@ void signals_stop_ticker(void)
 	set_ticker(0);
 	sigaction(SIGALRM, &saved_alarm, NULL);
 }
+
+bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	       sig == SIGTTOU;
+}

@@ -10,9 +10,13 @@
 #define IOWRAP_SIGNALS_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 extern volatile sig_atomic_t signals_tick;
+
+/* SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU: the signals that stop a process. */
+bool is_stop_signal(int sig);
 
 void signals_setup(void);
 /* In the child, before execve: the dispositions and mask iowrap got. */

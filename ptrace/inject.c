@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "signals.h"
 #include "tracee_mem.h"
 #include "util.h"
 
@@ -130,12 +131,6 @@ static void give_back(struct borrowed *b)
 	if (!b->execed)
 		set_regs(b->tid, &regs);
 	ptrace(PTRACE_SETSIGMASK, b->tid, sizeof(b->sigmask), &b->sigmask);
-}
-
-static bool is_stop_signal(int sig)
-{
-	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
-	       sig == SIGTTOU;
 }
 
 /* Whether the two bytes before ip are a syscall instruction (0f 05): a

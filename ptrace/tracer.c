@@ -19,6 +19,7 @@
 #include "probe.h"
 #include "process.h"
 #include "procfs.h"
+#include "signals.h"
 #include "tracee_mem.h"
 #include "util.h"
 
@@ -133,12 +134,6 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 	/* The leader is reported last, once every thread is gone. */
 	if (tid == p->rec.pid)
 		finish_process(tr, p, status);
-}
-
-static bool is_stop_signal(int sig)
-{
-	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
-	       sig == SIGTTOU;
 }
 
 /*
@@ -299,6 +294,7 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
 	struct tracee *next = NULL;
+	bool decoded = false, here = true;
 
 	if (t->call.skip_entry) {
 		/* Kernels < 4.8: the syscall-enter-stop after the seccomp stop. */
@@ -306,7 +302,6 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 		resume(t, 0);
 		return;
 	}
-	bool decoded = false, here = true;
 
 	if (t->call.active && tracee_syscall_info(t->tid, &si) &&
 	    si.op == PTRACE_SYSCALL_INFO_EXIT) {
@@ -322,6 +317,17 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 		resume(t, 0);
 	if (next)
 		resume(next, 0);
+}
+
+/* A thread's seccomp filters, 0 if its status cannot be read. */
+static uint64_t filters_of(struct tracer *tr, pid_t pid, pid_t tid)
+{
+	struct proc_status st;
+
+	if (read_task_status(tr->table.procfd, pid, tid == pid ? 0 : tid, &st) <
+	    0)
+		return 0;
+	return st.seccomp_filters;
 }
 
 /*
@@ -340,8 +346,8 @@ static void inherit_scope(struct tracer *tr, const struct tracee *parent,
 	if (!child->rec.execs && !child->inject_page)
 		child->inject_page = p->inject_page;
 	if (tr->scoped && p->live_threads > 1 &&
-	    proc_seccomp_filters(tr->table.procfd, child->rec.pid) <
-		    proc_seccomp_filters(tr->table.procfd, parent->tid)) {
+	    filters_of(tr, child->rec.pid, 0) <
+		    filters_of(tr, p->rec.pid, parent->tid)) {
 		child->scope.fds = (struct fd_numbers){ .low = 0 };
 		child->scope.all = false;
 		child->scope.want_all = true;
@@ -354,11 +360,15 @@ static void inherit_scope(struct tracer *tr, const struct tracee *parent,
  */
 static void start_scope(struct tracer *tr, struct process *main)
 {
+	struct proc_status st;
+
 	tr->main_execed = true;
 	/* Unreadable: scoped, to be sure (filters added to a plain one only
 	 * add stops). */
 	tr->scoped = tr->cfg->level == LEVEL_FULL &&
-		     proc_no_new_privs(tr->table.procfd, main->rec.pid) != 0;
+		     (read_task_status(tr->table.procfd, main->rec.pid, 0,
+				       &st) < 0 ||
+		      st.no_new_privs);
 	tr->result->fd_scoped = tr->scoped;
 	main->scope.fds = tr->cfg->inherited;
 	main->scope.all = tr->cfg->inherited.overflow;

@@ -1166,3 +1166,22 @@ def test_stops_and_execs_while_a_filter_goes_in(tmp_path, what):
                     str(data), "40"], outdir=tmp_path / "t", timeout=120)
     assert (t.returncode, t.stdout) == (0, "bad 0 of 40\n"), t.stderr
     assert tracing(t)["problems"] == []
+
+
+def test_memfd_descriptors_are_traced(tmp_path):
+    """A file made with memfd_create on a number no traced file had: its
+    write and pread are rows of that file (under the scoped filter the
+    number gets its filter at memfd_create's exit, with no open)."""
+    script = ("import os\n"
+              "fill = [os.open('/dev/null', os.O_RDONLY) for _ in range(30)]\n"
+              "m = os.memfd_create('iowrap-test')\n"
+              "os.write(m, b'y' * 100)\n"
+              "print(os.pread(m, 100, 0) == b'y' * 100, m > 30)\n")
+    t, _ = run_python_in(tmp_path, script, "full")
+    assert t.stdout == "True True\n"
+    (inode,) = [r["inode"] for r in csv.DictReader(open(t.dir / "files.csv"))
+                if "/memfd:iowrap-test" in r["paths"]]
+    rows = [(r["type"], r["offset"], r["result"])
+            for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["inode"] == inode]
+    assert rows == [("W", "0", "100"), ("R", "0", "100")]
