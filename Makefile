@@ -14,17 +14,21 @@ CPPFLAGS  := -D_GNU_SOURCE -Icommon -Iptrace -Icmd -Ireport -I$(DEPS)/include \
 CFLAGS    := -std=c11 -O2 -g $(WARN) -fstack-protector-strong \
              -D_FORTIFY_SOURCE=2
 LDFLAGS   := -static
-LDLIBS    := $(DEPS)/lib/libseccomp.a $(DEPS)/lib/libfuse3.a $(DEPS)/lib/libcjson.a -lpthread
+LDLIBS    := $(DEPS)/lib/libfuse3.a $(DEPS)/lib/libcjson.a -lpthread
 
 COMMON_SRC := $(sort $(wildcard common/*.c))
-PTRACE_SRC := $(sort $(wildcard ptrace/*.c))
+# filtergen.c and filterrules.c run at build time (ptrace/filterrules.h):
+# libseccomp compiles the seccomp filter's bodies into build/gen.
+FILTERGEN_SRC := ptrace/filtergen.c ptrace/filterrules.c
+PTRACE_SRC := $(filter-out $(FILTERGEN_SRC),$(sort $(wildcard ptrace/*.c)))
 CMD_SRC    := $(sort $(wildcard cmd/*.c))
 REPORT_SRC := $(sort $(wildcard report/*.c))
 # report.html's files, linked in by report/web_assets.S (.incbin).
 WEB_ASSETS := report/web/template.html report/web/style.css \
               report/web/vendor/echarts.min.js report/web/app.js
 LIB_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(COMMON_SRC) $(PTRACE_SRC) \
-              $(REPORT_SRC)) $(OBJDIR)/report/web_assets.o
+              $(REPORT_SRC)) $(OBJDIR)/report/web_assets.o \
+              $(OBJDIR)/gen/filter_bodies.o
 CMD_OBJ    := $(patsubst %.c,$(OBJDIR)/%.o,$(CMD_SRC))
 UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
@@ -57,6 +61,20 @@ $(OBJDIR)/report/web_assets.o: report/web_assets.S $(WEB_ASSETS) \
 	@mkdir -p $(dir $@)
 	@bash report/web/check-assets.sh $(WEB_ASSETS)
 	$(CC) -c -o $@ $<
+
+build/filtergen: $(FILTERGEN_SRC) ptrace/filterrules.h ptrace/filter.h \
+		$(DEPS_STAMP)
+	@mkdir -p build
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(FILTERGEN_SRC) \
+		$(DEPS)/lib/libseccomp.a
+
+build/gen/filter_bodies.c: build/filtergen
+	@mkdir -p build/gen
+	./build/filtergen $@
+
+$(OBJDIR)/gen/filter_bodies.o: build/gen/filter_bodies.c ptrace/filterrules.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 build/libiowrap.a: $(LIB_OBJ)
 	@rm -f $@
@@ -129,7 +147,7 @@ bench: bin/iowrap $(HELPERS) build/gen-traces
 
 clean:
 	rm -rf bin build/obj build/libiowrap.a build/unit-tests build/helpers \
-		build/write-report-html build/gen-traces
+		build/write-report-html build/gen-traces build/filtergen build/gen
 
 distclean: clean
 	rm -rf build

@@ -3,7 +3,6 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <stdbool.h>
 #include <sys/syscall.h>
 #include <stdlib.h>
@@ -12,14 +11,6 @@
 #include "fdfilter.h"
 #include "filter.h"
 #include "unit.h"
-
-/* The prologue's constants are libseccomp's tables' last numbers. */
-static void filter_max_numbers_match_libseccomp(void)
-{
-	CHECK_UINT(filter_max_known_nr(SCMP_ARCH_X86_64, 0), MAX_NR_X86_64);
-	CHECK_UINT(filter_max_known_nr(SCMP_ARCH_X32, 0x40000000u), MAX_NR_X32);
-	CHECK_UINT(filter_max_known_nr(SCMP_ARCH_X86, 0), MAX_NR_I386);
-}
 
 /*
  * The kernel's classic BPF, for the instructions our prologue and
@@ -247,7 +238,6 @@ static void filter_level_names(void)
 }
 
 const struct unit_test filter_tests[] = {
-	UNIT_TEST(filter_max_numbers_match_libseccomp),
 	UNIT_TEST(filter_builds_for_each_level),
 	UNIT_TEST(filter_stops_where_it_should),
 	UNIT_TEST(filter_scope_plans),
