@@ -210,32 +210,75 @@ static bool same_description(pid_t pid1, int fd1, pid_t pid2, int fd2)
 
 static struct ofd *lookup_fd(struct iotrace *io, struct process *p, int fd);
 
+/* kcmp calls one search for a description may make: each costs about a
+ * microsecond, and only a file open in many processes comes near. */
+#define MAX_DESCRIPTION_PROBES 256
+
+/* A descriptor of q's known to be file inode_id and the description of
+ * p's fd; NULL if none or when *probes runs out. */
+static struct ofd *description_in(struct process *q, struct process *p, int fd,
+				  uint64_t inode_id, int *probes)
+{
+	struct fdtable *fds = fds_of(q);
+
+	for (int i = 0; i<fds->size && * probes> 0; i++) {
+		struct ofd *o = fds->slot[i].ofd;
+
+		if (!o || o->inode_id != inode_id || (q == p && i == fd))
+			continue;
+		--*probes;
+		if (same_description(p->rec.pid, fd, q->rec.pid, i))
+			return o;
+	}
+	return NULL;
+}
+
+/* The description of p's fd in any other traced process: one sent over
+ * a socket (SCM_RIGHTS) or taken with pidfd_getfd, on any number. */
+static struct ofd *description_anywhere(struct iotrace *io, struct process *p,
+					int fd, uint64_t inode_id, int *probes)
+{
+	const struct pidmap *m = io->processes;
+
+	for (size_t i = 0; m && i <= m->mask && *probes > 0; i++) {
+		struct process *q = m->slot[i].value;
+		struct ofd *o;
+
+		if (!m->slot[i].key || q == p || fds_of(q) == fds_of(p))
+			continue;
+		o = description_in(q, p, fd, inode_id, probes);
+		if (o)
+			return o;
+	}
+	return NULL;
+}
+
 /*
  * A descriptor first seen in p may be a description already known: one
- * of p's other descriptors of the same file (2>&1), or the same
- * descriptor of the process p inherited it from, which may not have used
- * it yet (a log file on the task's stdout that a shell's children write
- * before the shell does).  The kernel shares its position: so must we.
+ * of p's other descriptors of the same file (2>&1); the same descriptor
+ * of the process p inherited it from, which may not have used it yet (a
+ * log file on the task's stdout that a shell's children write before the
+ * shell does); or one another process passed it (a socket, pidfd_getfd).
+ * The kernel shares its position: so must we.
  */
 static struct ofd *known_description(struct iotrace *io, struct process *p,
 				     int fd, uint64_t inode_id)
 {
-	struct fdtable *fds = fds_of(p);
+	int probes = MAX_DESCRIPTION_PROBES;
 	struct process *parent;
+	struct ofd *o;
 
-	for (int i = 0; i < fds->size && inode_id; i++) {
-		struct ofd *o = fds->slot[i].ofd;
-
-		if (o && i != fd && o->inode_id == inode_id &&
-		    same_description(p->rec.pid, fd, p->rec.pid, i))
-			return o;
-	}
+	if (!inode_id)
+		return NULL;
+	o = description_in(p, p, fd, inode_id, &probes);
+	if (o)
+		return o;
 	parent = io->processes ? pidmap_get(io->processes, p->rec.ppid) : NULL;
 	/* A parent started first: a recycled pid cannot make a loop. */
-	if (!parent || parent == p || parent->rec.start_us > p->rec.start_us ||
-	    !same_description(p->rec.pid, fd, parent->rec.pid, fd))
-		return NULL;
-	return lookup_fd(io, parent, fd);
+	if (parent && parent != p && parent->rec.start_us <= p->rec.start_us &&
+	    same_description(p->rec.pid, fd, parent->rec.pid, fd))
+		return lookup_fd(io, parent, fd);
+	return description_anywhere(io, p, fd, inode_id, &probes);
 }
 
 /* An fd the task had before we saw it open (inherited): ask /proc. */

@@ -1089,6 +1089,114 @@ def test_received_descriptors_are_traced(tmp_path):
     assert reads == [("0", "4000"), ("4000", "4000"), ("8000", "2000")]
 
 
+def reads_of(t, path):
+    """(pid, offset, result, handle) of every R row of the file at path,
+    found by its files.csv row (a descriptor got without an open has no
+    O row)."""
+    (inode,) = [r["inode"] for r in csv.DictReader(open(t.dir / "files.csv"))
+                if str(path) in r["paths"].split("|")]
+    return [(int(r["pid"]), int(r["offset"]), int(r["result"]), r["handle"])
+            for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["type"] == "R" and r["inode"] == inode]
+
+
+def assert_reads_take_turns(tmp_path, data, script):
+    """Runs script, which prints two pids: three reads of 1000 bytes of
+    data taking turns on one open file description (first, second,
+    first) are under one handle, each where the last one ended."""
+    t, _ = run_python_in(tmp_path, script, "full")
+    first, second = map(int, t.stdout.split())
+    reads = reads_of(t, data)
+    assert [(p, o, n) for p, o, n, _ in reads] == [
+        (first, 0, 1000), (second, 1000, 1000), (first, 2000, 1000)]
+    assert len({h for *_, h in reads}) == 1
+
+
+def test_descriptor_sent_to_another_process_shares_its_position(tmp_path):
+    """A file sent to a child over a Unix socket (SCM_RIGHTS) is the same
+    open file description in both: the child's read and the parent's next
+    one continue each other, under one handle (the receiver's descriptor
+    is matched with the sender's by kcmp)."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(5000))
+    script = ("import os, socket\n"
+              "a, b = socket.socketpair()\n"
+              "r, w = os.pipe()\n"
+              "pid = os.fork()\n"
+              "if pid == 0:\n"
+              "    fill = [os.open('/dev/null', 0) for _ in range(30)]\n"
+              "    _, (g,), _, _ = socket.recv_fds(b, 1, 1)\n"
+              "    os.read(g, 1000)\n"
+              "    os.write(w, b'x')\n"
+              "    os._exit(0)\n"
+              f"f = os.open({str(data)!r}, os.O_RDONLY)\n"
+              "os.read(f, 1000)\n"
+              "socket.send_fds(a, [b'x'], [f])\n"
+              "os.read(r, 1)\n"
+              "os.read(f, 1000)\n"
+              "os.waitpid(pid, 0)\n"
+              "print(os.getpid(), pid)\n")
+    assert_reads_take_turns(tmp_path, data, script)
+
+
+def test_descriptor_taken_with_pidfd_getfd_shares_its_position(tmp_path):
+    """pidfd_getfd copies another process's descriptor: the same open file
+    description, so the parent's read lies between two of the child's."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(5000))
+    script = ("import os, ctypes\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              "r, w = os.pipe(); r2, w2 = os.pipe()\n"
+              "pid = os.fork()\n"
+              "if pid == 0:\n"
+              f"    f = os.open({str(data)!r}, os.O_RDONLY)\n"
+              "    os.read(f, 1000)\n"
+              "    os.write(w, str(f).encode())\n"
+              "    os.read(r2, 1)\n"
+              "    os.read(f, 1000)\n"
+              "    os._exit(0)\n"
+              "n = int(os.read(r, 16))\n"
+              "pfd = os.pidfd_open(pid)\n"
+              "fill = [os.open('/dev/null', 0) for _ in range(30)]\n"
+              "g = libc.syscall(438, pfd, n, 0)\n"
+              "assert g > 30, ctypes.get_errno()\n"
+              "os.read(g, 1000)\n"
+              "os.write(w2, b'x')\n"
+              "os.waitpid(pid, 0)\n"
+              "print(pid, os.getpid())\n")
+    assert_reads_take_turns(tmp_path, data, script)
+
+
+@pytest.mark.skipif(os.geteuid() != 0,
+                    reason="open_by_handle_at needs CAP_DAC_READ_SEARCH")
+def test_descriptor_from_open_by_handle_at_is_traced(tmp_path):
+    """open_by_handle_at opens a file without a path: on a new number, its
+    reads are rows of the file (under the scoped filter the number gets
+    its filter at the call's exit)."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(5000))
+    script = ("import os, ctypes\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              "h = ctypes.create_string_buffer(8 + 128)\n"
+              "ctypes.c_uint.from_buffer(h).value = 128\n"
+              "mount_id = ctypes.c_int()\n"
+              f"if libc.name_to_handle_at(-100, {str(data)!r}.encode(), h,\n"
+              "                          ctypes.byref(mount_id), 0):\n"
+              "    print('unsupported', ctypes.get_errno()); raise SystemExit\n"
+              f"m = os.open({str(tmp_path)!r}, os.O_RDONLY)\n"
+              "fill = [os.open('/dev/null', 0) for _ in range(30)]\n"
+              "g = libc.open_by_handle_at(m, h, os.O_RDONLY)\n"
+              "assert g > 30, ctypes.get_errno()\n"
+              "os.read(g, 1000); os.read(g, 1000)\n"
+              "print(os.getpid())\n")
+    t, _ = run_python_in(tmp_path, script, "full")
+    if t.stdout.startswith("unsupported"):
+        pytest.skip(f"no file handles on {tmp_path}: {t.stdout.strip()}")
+    pid = int(t.stdout)
+    assert [(p, o, n) for p, o, n, _ in reads_of(t, data)] == [
+        (pid, 0, 1000), (pid, 1000, 1000)]
+
+
 def test_new_descriptors_under_a_signal_storm(tmp_path):
     """Sixty files opened on sixty new descriptor numbers (past the cap on
     filters per process, and past 64) while a 200 us interval timer
