@@ -540,7 +540,10 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		o->handle_id = ++io->next_handle_id;
 		o->flags = flags;
 		o->offset = 0;
-		describe_ofd(io, p->rec.pid, (int)ret, o, in_root);
+		/* An O_TMPFILE file has no name in the directory it was
+		 * made in: the kernel's, "DIR/#INO (deleted)", says so. */
+		describe_ofd(io, p->rec.pid, (int)ret, o,
+			     in_root || (flags & O_TMPFILE) == O_TMPFILE);
 		fdtable_set(fds_of(p), (int)ret, o, (flags & O_CLOEXEC) != 0);
 		op.ofd = o;
 		op.path = o->path;
@@ -864,9 +867,9 @@ static void emit_path_op(struct iotrace *io, struct tracee *t, char type,
 	if (excluded(io, path))
 		return;
 	op.path = path;
-	/* A successful stat counts for its file: which one, the tracer asks
-	 * the same path (metadata storms per file). */
-	if (type == 'S' && ret == 0)
+	/* A successful stat (metadata storms per file) or truncate counts
+	 * for its file: which one, the tracer asks the same path. */
+	if ((type == 'S' || type == 'T') && ret == 0)
 		op.inode_id = path_inode(io, op.path);
 	emit(io, t, &op);
 }
@@ -897,18 +900,41 @@ static void note_rename(struct iotrace *io, const char *from, const char *to)
 		io->dir_renames++;
 }
 
+/* linkat(fd, "", ..., AT_EMPTY_PATH) links the file open on fd (an
+ * O_TMPFILE file gets its name so): that file, or NULL. */
+static const struct ofd *linked_descriptor(struct iotrace *io, struct tracee *t)
+{
+	char name[1];
+
+	if (t->call.id != SC_LINKAT || !(t->call.args[4] & AT_EMPTY_PATH) ||
+	    tracee_read(t->tid, t->call.args[1], name, sizeof(name)) < 0 ||
+	    name[0] != '\0')
+		return NULL;
+	return lookup_fd(io, t->proc, arg_fd(t, 0));
+}
+
 static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 			 int dirfd1, uint64_t a1, int dirfd2, uint64_t a2,
 			 int64_t ret)
 {
 	struct strbuf from, to;
 	struct op op = { .type = type, .result = ret, .offset = -1 };
+	const struct ofd *linked = linked_descriptor(io, t);
 
+	/* renameat2's RENAME_NOREPLACE (1), _EXCHANGE (2), _WHITEOUT (4) */
+	if (t->call.id == SC_RENAMEAT2)
+		op.flags = (uint32_t)t->call.args[4];
 	sb_init(&from, PATH_MAX);
 	sb_init(&to, PATH_MAX);
 	if (path_arg(io, t, dirfd2, a2, &to)) {
-		/* symlink's target is a string, not a path of the task. */
-		if (type == 'H' && dirfd1 == -1) {
+		if (linked) {
+			op.ofd = linked;
+			sb_adds(&from, linked->path);
+			/* The file is known by its new name from here on. */
+			if (ret == 0 && linked->inode_id)
+				path_inode(io, sb_str(&to));
+		} else if (type == 'H' && dirfd1 == -1) {
+			/* symlink's target is a string, not a task's path */
 			char target[PATH_MAX];
 
 			if (tracee_read_str(t->tid, a1, target,
@@ -1047,7 +1073,9 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 		break;
 	case SC_RENAMEAT:
 	case SC_RENAMEAT2:
-		named = path_arg(io, t, arg_fd(t, 2), a[3], &path);
+		/* RENAME_EXCHANGE leaves both files a name */
+		named = !(t->call.id == SC_RENAMEAT2 && (a[4] & 2)) &&
+			path_arg(io, t, arg_fd(t, 2), a[3], &path);
 		break;
 	default:
 		named = false;

@@ -1094,7 +1094,7 @@ def reads_of(t, path):
     found by its files.csv row (a descriptor got without an open has no
     O row)."""
     (inode,) = [r["inode"] for r in csv.DictReader(open(t.dir / "files.csv"))
-                if str(path) in r["paths"].split("|")]
+                if str(path) in shlex.split(r["paths"])]
     return [(int(r["pid"]), int(r["offset"]), int(r["result"]), r["handle"])
             for r in csv.DictReader(open(t.dir / "io.csv"))
             if r["type"] == "R" and r["inode"] == inode]
@@ -1195,6 +1195,50 @@ def test_descriptor_from_open_by_handle_at_is_traced(tmp_path):
     pid = int(t.stdout)
     assert [(p, o, n) for p, o, n, _ in reads_of(t, data)] == [
         (pid, 0, 1000), (pid, 1000, 1000)]
+
+
+def test_tmpfile_link_truncate_and_exchange_keep_their_files(tmp_path):
+    """An O_TMPFILE file has the kernel's name until linkat(fd, "",
+    AT_EMPTY_PATH) names it (the H row is that file's, its new name one
+    of its paths); a truncate by path is a row of its file; renameat2's
+    RENAME_EXCHANGE keeps both files (each one id, both names) and its
+    flags are in the row."""
+    d = tmp_path / "d"
+    d.mkdir()
+    script = ("import os, ctypes\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              "f = os.open('d', os.O_TMPFILE | os.O_WRONLY, 0o600)\n"
+              "os.write(f, b'x' * 100)\n"
+              "assert libc.linkat(f, b'', -100, b'd/named', 0x1000) == 0\n"
+              "os.close(f)\n"
+              "open('d/a', 'w').write('a'); open('d/b', 'w').write('bb')\n"
+              "os.truncate('d/a', 0)\n"
+              "assert libc.renameat2(-100, b'd/a', -100, b'd/b', 2) == 0\n"
+              "print(open('d/a').read(), open('d/b').read() == '',"
+              " len(open('d/named').read()), os.fstat(f := os.open("
+              "'d/named', 0)).st_ino)\n")
+    t, _ = run_python_in(tmp_path, script, "full")
+    bb, b_empty, named_len, ino = t.stdout.split()
+    assert (bb, b_empty, named_len) == ("bb", "True", "100")
+    files = {r["inode"]: shlex.split(r["paths"])
+             for r in csv.DictReader(open(t.dir / "files.csv"))
+             if str(d) in r["paths"]}
+    rows = [r for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["type"] in "OHTN" and str(d) in r["path"]]
+    tmp_open, link = rows[0], rows[1]
+    assert tmp_open["path"] == f"{d}/#{ino} (deleted)"
+    assert (link["type"], link["inode"], link["handle"], link["path"],
+            link["path2"]) == ("H", tmp_open["inode"], tmp_open["handle"],
+                               tmp_open["path"], f"{d}/named")
+    assert files[tmp_open["inode"]] == [tmp_open["path"], f"{d}/named"]
+    a, b = f"{d}/a", f"{d}/b"
+    (trunc,) = [r for r in rows if r["type"] == "T"]
+    (swap,) = [r for r in rows if r["type"] == "N"]
+    assert (trunc["path"], swap["flags"], swap["path2"]) == (
+        a, "0x00000002", b)
+    assert files[trunc["inode"]] == [a, b]  # file a, then at b
+    assert sorted(files.values()) == sorted([[a, b], [b, a],
+                                             files[tmp_open["inode"]]])
 
 
 def test_new_descriptors_under_a_signal_storm(tmp_path):
