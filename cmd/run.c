@@ -40,6 +40,7 @@ struct run_options {
 	struct kv_list labels;
 	long spin_us;
 	bool follow_cpu;
+	int tracer_threads;
 	const char *include[MAX_PREFIXES + 1];
 	const char *exclude[MAX_PREFIXES + 1];
 	size_t ninclude, nexclude;
@@ -73,6 +74,8 @@ static const char usage_text[] =
 	"      --spin-us N      poll N us for the next stop before sleeping\n"
 	"                       (default 50; 0: always sleep)\n"
 	"      --no-follow-cpu  never move next to a tracee that stops often\n"
+	"      --tracer-threads N  trace with N threads (1..16; default: one\n"
+	"                       per CPU, at most 8; files and full levels)\n"
 	"      --strict         exit 125 instead of running the task untraced\n"
 	"                       when ptrace cannot be used\n"
 	"      --no-wait-orphans  stop tracing when the main process exits;\n"
@@ -91,6 +94,7 @@ enum {
 	OPT_STRICT = 256,
 	OPT_NO_WAIT_ORPHANS,
 	OPT_NO_FOLLOW_CPU,
+	OPT_TRACER_THREADS,
 	OPT_INCLUDE,
 	OPT_EXCLUDE,
 	OPT_SPIN_US,
@@ -155,6 +159,8 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "no-wait-orphans", no_argument, NULL, OPT_NO_WAIT_ORPHANS },
 		{ "no-follow-cpu", no_argument, NULL, OPT_NO_FOLLOW_CPU },
+		{ "tracer-threads", required_argument, NULL,
+		  OPT_TRACER_THREADS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -165,6 +171,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	o->wait_orphans = true;
 	o->spin_us = 50;
 	o->follow_cpu = true;
+	o->tracer_threads = 0; /* one per CPU (tracer_run) */
 	for (size_t i = 0; i < ARRAY_SIZE(default_exclude); i++)
 		o->exclude[o->nexclude++] = default_exclude[i];
 	opterr = 0;
@@ -226,6 +233,17 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		case OPT_NO_WAIT_ORPHANS:
 			o->wait_orphans = false;
 			break;
+		case OPT_TRACER_THREADS: {
+			uint64_t n;
+
+			if (!parse_u64(optarg, &n) || n < 1 ||
+			    n > TRACER_MAX_THREADS)
+				return usage_error(
+					"--tracer-threads takes 1 to 16, not '%s'",
+					optarg);
+			o->tracer_threads = (int)n;
+			break;
+		}
 		case OPT_NO_FOLLOW_CPU:
 			o->follow_cpu = false;
 			break;
@@ -378,6 +396,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 		.level = st->opt.level,
 		.spin_us = st->opt.spin_us,
 		.follow_cpu = st->opt.follow_cpu,
+		.threads = st->opt.tracer_threads,
 		.include = st->opt.include,
 		.exclude = st->opt.exclude,
 		.sink = &st->sink,
@@ -413,6 +432,8 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.follow_phases = res.follow_phases;
 	st->summary.follow_starved = res.follow_starved;
 	st->summary.follow_moves = res.follow_moves;
+	st->summary.tracer_threads = (uint64_t)res.threads;
+	st->summary.handoffs = res.handoffs;
 	if (res.main_reaped)
 		set_main_exit(&st->summary, res.main_status);
 	else

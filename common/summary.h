@@ -58,6 +58,8 @@ struct run_summary {
 	uint64_t fd_filters; /* seccomp filters added to running processes */
 	uint64_t follow_phases, follow_starved,
 		follow_moves; /* see ptrace/cpufollow.h */
+	uint64_t tracer_threads; /* --tracer-threads that ran */
+	uint64_t handoffs; /* new processes given to another thread */
 	const char *totals_source; /* "ptrace-exit-stops" or "rusage" */
 	struct tree_totals totals;
 	const struct option_value *options;

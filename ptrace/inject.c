@@ -330,3 +330,45 @@ enum inject_result inject_filter(pid_t tid, bool at_entry,
 	give_back(&b);
 	return r;
 }
+
+int inject_park(pid_t tid, struct parked *p)
+{
+	struct borrowed b = { .tid = tid };
+	struct user_regs_struct regs;
+	int err = borrow(&b);
+
+	if (err)
+		return err;
+	if (!after_syscall_insn(tid, b.regs.rip)) {
+		give_back(&b);
+		return -ENOEXEC;
+	}
+	regs = b.regs;
+	regs.rip -= SYSCALL_INSN_LEN;
+	regs.rax = SYS_ppoll;
+	/* ppoll(NULL, 0, NULL, NULL, 8): sleeps until a signal, and every
+	 * one is blocked; the seize's interrupt wakes it. */
+	regs.rdi = regs.rsi = regs.rdx = regs.r10 = 0;
+	regs.r8 = sizeof(uint64_t);
+	regs.orig_rax = (unsigned long long)-1; /* nothing to restart */
+	err = set_regs(tid, &regs);
+	if (err) {
+		give_back(&b);
+		return err;
+	}
+	p->regs = b.regs;
+	p->sigmask = b.sigmask;
+	return 0;
+}
+
+int inject_unpark(pid_t tid, const struct parked *p)
+{
+	struct user_regs_struct regs = p->regs;
+
+	/* The interrupted ppoll is not to be made again. */
+	regs.orig_rax = (unsigned long long)-1;
+	if (set_regs(tid, &regs) < 0 ||
+	    ptrace(PTRACE_SETSIGMASK, tid, sizeof(p->sigmask), &p->sigmask) < 0)
+		return -errno;
+	return 0;
+}

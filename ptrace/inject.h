@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 enum inject_result {
 	INJECT_DONE, /* added; the thread is stopped where it was */
@@ -47,5 +48,24 @@ struct inject_out {
 enum inject_result inject_filter(pid_t tid, bool at_entry,
 				 const struct sock_filter *code, size_t len,
 				 uint64_t *scratch, struct inject_out *out);
+
+/*
+ * Handing a new process to another tracer thread (ptrace binds a tracee
+ * to the thread that attached it): at its first stop, right after its
+ * fork's syscall instruction, the thread is set to sleep in ppoll() with
+ * every signal blocked, so that it waits there, detached, running nothing
+ * of the task's, until the other thread seizes it, interrupts the ppoll
+ * and puts it back as it was.  tracer.md says why it is safe.
+ */
+struct parked {
+	struct user_regs_struct regs;
+	uint64_t sigmask;
+};
+
+/* Sets tid (stopped) to park once resumed or detached; 0 or -errno, and
+ * then it is as it was. */
+int inject_park(pid_t tid, struct parked *p);
+/* Puts a parked thread back (stopped, under its new tracer). */
+int inject_unpark(pid_t tid, const struct parked *p);
 
 #endif

@@ -20,6 +20,7 @@
 static void tracee_free(struct tracee *t)
 {
 	free(t->call.exec_path);
+	free(t->parked);
 	free(t);
 }
 
@@ -117,6 +118,8 @@ static struct tracee *tracee_add(struct proc_table *pt, pid_t tid,
 	struct process *p = pidmap_get(&pt->processes, st->tgid);
 
 	t->tid = tid;
+	t->owner = pt->owner;
+	t->fresh = true;
 	if (!p)
 		p = process_new(pt, st->tgid, st->ppid);
 	add_thread(pt, p, t);

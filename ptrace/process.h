@@ -22,6 +22,7 @@
 
 struct process;
 struct fdtable;
+struct parked;
 
 /* The traced syscall a thread is in, between its entry and exit stops. */
 struct sc_call {
@@ -55,6 +56,12 @@ struct tracee {
 	 * tracee waiting behind it */
 	uint64_t queue_key;
 	struct tracee *queue_next;
+	/* The tracer thread it is bound to (tracer.c's workers); a new one
+	 * is its parent's thread's, as the kernel attaches it */
+	int owner;
+	bool fresh; /* not resumed yet: at its first stop */
+	int64_t last_stop_us; /* monotonic: when it last stopped */
+	struct parked *parked; /* handed to owner, which puts it back */
 };
 
 struct child_io {
@@ -85,7 +92,10 @@ struct proc_table {
 	struct pidmap tracees; /* tid -> tracee */
 	struct pidmap processes; /* tgid -> process */
 	int procfd;
-	pid_t tracer_tid; /* the thread that waits: TracerPid of a tracee */
+	/* The tracer thread handling the stop now (under the tracer's
+	 * lock): TracerPid of a child it attached, owner of new tracees. */
+	pid_t tracer_tid;
+	int owner;
 	struct cgroup_resolver *cgroups;
 	char *cmdline_buf; /* CMDLINE_BUF_SIZE, reused at every exec */
 	uint64_t live_processes, max_live_processes;

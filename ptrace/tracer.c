@@ -2,6 +2,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <linux/audit.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include "fdtable.h"
 #include "inject.h"
 #include "iotrace.h"
+#include "mailbox.h"
 #include "probe.h"
 #include "process.h"
 #include "procfs.h"
@@ -38,9 +40,40 @@ struct spin {
 	unsigned backoff, skip;
 };
 
-struct tracer {
+/*
+ * A tracer thread.  ptrace binds a tracee to the thread that attached it,
+ * and the kernel attaches a child to its parent's; with more than one,
+ * a new process may be handed to another (hand_over), so that tracees
+ * on different CPUs are served by different threads (tracer.md).
+ */
+/* A resume decided under the lock, made after it (see resume()). */
+struct pending_resume {
+	pid_t tid;
+	int request; /* PTRACE_CONT or PTRACE_SYSCALL */
+	int sig;
+};
+
+struct worker {
+	int index;
+	pid_t tid;
+	struct pending_resume *resumes;
+	size_t nresumes, resumes_alloc;
 	struct spin spin;
 	struct cpu_follow follow;
+	struct mailbox box;
+	pthread_t thread;
+	struct tracer *tr;
+};
+
+struct tracer {
+	/* Everything but the workers' own spin, follow and waitpid() is
+	 * shared: a thread handles a stop under the lock. */
+	pthread_mutex_t lock;
+	struct worker workers[TRACER_MAX_THREADS];
+	int nworkers;
+	bool quit; /* the last tracee is gone: the workers stop */
+	bool handoffs; /* new processes may change thread */
+	uint64_t base_filters; /* the main process's, after its first exec */
 	const struct tracer_config *cfg;
 	struct tracer_result *result;
 	struct proc_table table;
@@ -63,14 +96,48 @@ int tracer_seize(pid_t pid, enum trace_level level)
 	return 0;
 }
 
+/* The tracer thread running this code. */
+static __thread struct worker *self;
+
 /*
  * Resumes a stopped tracee; ESRCH means it died meanwhile (SIGKILL).  In
  * a traced syscall whose exit we want, PTRACE_SYSCALL stops it there.
+ * One bound to another tracer thread is resumed by that thread.  The
+ * ptrace call itself waits until the tracer's lock is released
+ * (resume_pending): a resumed tracee on the tracer's CPU preempts it at
+ * once (SCHED_IDLE, cpufollow.h), and must not do so while it holds the
+ * lock another tracer thread waits for.
  */
 static void resume(struct tracee *t, int sig)
 {
-	ptrace(t->call.active ? PTRACE_SYSCALL : PTRACE_CONT, t->tid, 0L,
-	       (long)sig);
+	struct worker *w = self;
+
+	t->fresh = false;
+	if (t->owner != w->index) {
+		struct mail m = { .kind = MAIL_RESUME,
+				  .tid = t->tid,
+				  .arg = sig };
+
+		mailbox_post(&w->tr->workers[t->owner].box, &m);
+		return;
+	}
+	if (w->nresumes == w->resumes_alloc) {
+		w->resumes_alloc = w->resumes_alloc * 2 + 8;
+		w->resumes = xrealloc(w->resumes,
+				      w->resumes_alloc * sizeof(*w->resumes));
+	}
+	w->resumes[w->nresumes++] = (struct pending_resume){
+		t->tid, t->call.active ? PTRACE_SYSCALL : PTRACE_CONT, sig
+	};
+}
+
+/* The resumes decided under the lock, after it. */
+static void resume_pending(struct worker *w)
+{
+	for (size_t i = 0; i < w->nresumes; i++)
+		ptrace(w->resumes[i].request, w->resumes[i].tid, 0L,
+		       (long)w->resumes[i].sig);
+	w->nresumes = 0;
 }
 
 /*
@@ -154,6 +221,104 @@ static void follow_job_stop(int sig)
 	sigaction(sig, &old, NULL);
 }
 
+/* A tracee that stopped this recently counts as busy: one that waits
+ * for its children (make, a shell) does not stop. */
+#define BUSY_US 5000
+
+/* The tracer thread with the fewest busy tracees, the new process's
+ * parent not counted: it usually waits for the child. */
+static struct worker *least_loaded(struct tracer *tr, const struct process *p)
+{
+	unsigned count[TRACER_MAX_THREADS] = { 0 };
+	const struct pidmap *m = &tr->table.tracees;
+	int64_t busy_since = now_monotonic_us() - BUSY_US;
+	int best = self->index;
+
+	for (size_t i = 0; i <= m->mask; i++) {
+		const struct tracee *t = m->slot[i].value;
+
+		if (m->slot[i].key && t->last_stop_us >= busy_since &&
+		    t->proc->rec.pid != p->rec.ppid)
+			count[t->owner]++;
+	}
+	/* A thread whose doorbell could not be set up has stopped. */
+	for (int w = 0; w < tr->nworkers; w++)
+		if (tr->workers[w].box.doorbell > 0 && count[w] < count[best])
+			best = w;
+	return &tr->workers[best];
+}
+
+/* Whether p has only the filters the tracer knows of: none of its own,
+ * which could refuse the ppoll a parked process sleeps in. */
+static bool only_our_filters(struct tracer *tr, const struct process *p)
+{
+	struct proc_status st;
+
+	return read_task_status(tr->table.procfd, p->rec.pid, 0, &st) == 0 &&
+	       st.seccomp_filters == tr->base_filters + p->scope.filters;
+}
+
+/*
+ * A new process at its first stop goes to the least busy tracer thread,
+ * if that is another: parked (inject.h), detached, and taken over there
+ * (take_over).  Its parked state is read with process_vm_readv, which the
+ * kernel allows only where it would allow the seize: so the seize cannot
+ * be refused, which would leave the process parked.  True if handed over.
+ */
+static bool hand_over(struct tracer *tr, struct tracee *t)
+{
+	struct process *p = t->proc;
+	struct mail m = { .kind = MAIL_TAKE, .tid = t->tid };
+	struct worker *to;
+
+	if (!tr->handoffs || !t->fresh || t->tid != p->rec.pid ||
+	    p->threads != t || t->next || p->rec.pid == tr->main_pid)
+		return false;
+	to = least_loaded(tr, p);
+	if (to == self || !only_our_filters(tr, p) ||
+	    inject_park(t->tid, &m.parked) < 0)
+		return false;
+	if (ptrace(PTRACE_DETACH, t->tid, 0L, 0L) < 0) {
+		inject_unpark(t->tid, &m.parked);
+		return false;
+	}
+	t->owner = to->index;
+	tr->result->handoffs++;
+	mailbox_post(&to->box, &m);
+	return true;
+}
+
+/* A process handed to this thread, parked: seized, then interrupted, and
+ * put back at that stop (restore_parked). */
+static void take_over(struct tracer *tr, const struct mail *m)
+{
+	struct tracee *t = tracee_find(&tr->table, m->tid);
+
+	if (!t || t->owner != self->index)
+		return;
+	if (tracer_seize(m->tid, tr->cfg->level) < 0 ||
+	    ptrace(PTRACE_INTERRUPT, m->tid, 0L, 0L) < 0) {
+		/* Killed while parked: its death goes to its parent alone. */
+		struct process *p = tracee_drop(&tr->table, t);
+
+		if (!p->threads)
+			finish_process(tr, p, -1);
+		return;
+	}
+	t->parked = xmalloc(sizeof(*t->parked));
+	*t->parked = m->parked;
+}
+
+/* The first stop under the new thread (the interrupt's, or a group stop
+ * or signal that came first): the process is put back as it was. */
+static void restore_parked(struct tracee *t)
+{
+	inject_unpark(t->tid, t->parked);
+	free(t->parked);
+	t->parked = NULL;
+	t->fresh = false;
+}
+
 static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 {
 	/*
@@ -168,7 +333,8 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 			follow_job_stop(sig);
 		return;
 	}
-	resume(t, 0);
+	if (!hand_over(tr, t))
+		resume(t, 0);
 }
 
 static void handle_stop(struct tracer *tr, pid_t tid, int status);
@@ -361,15 +527,19 @@ static void inherit_scope(struct tracer *tr, const struct tracee *parent,
 static void start_scope(struct tracer *tr, struct process *main)
 {
 	struct proc_status st;
+	bool known =
+		read_task_status(tr->table.procfd, main->rec.pid, 0, &st) == 0;
 
 	tr->main_execed = true;
 	/* Unreadable: scoped, to be sure (filters added to a plain one only
 	 * add stops). */
 	tr->scoped = tr->cfg->level == LEVEL_FULL &&
-		     (read_task_status(tr->table.procfd, main->rec.pid, 0,
-				       &st) < 0 ||
-		      st.no_new_privs);
+		     (!known || st.no_new_privs);
 	tr->result->fd_scoped = tr->scoped;
+	/* Ours alone: a filter from before iowrap (a container's) might
+	 * refuse the ppoll a process handed over is parked in. */
+	tr->base_filters = known ? st.seccomp_filters : 0;
+	tr->handoffs = tr->nworkers > 1 && tr->base_filters == 1;
 	main->scope.fds = tr->cfg->inherited;
 	main->scope.all = tr->cfg->inherited.overflow;
 }
@@ -379,6 +549,9 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 	struct tracee *t = tracee_get(&tr->table, tid, 0);
 	unsigned long msg = 0;
 	int sig = WSTOPSIG(status);
+
+	if (t->parked)
+		restore_parked(t);
 
 	if (sig == SYSCALL_STOP) {
 		handle_syscall_stop(tr, t);
@@ -503,7 +676,7 @@ static void finish_lost(struct tracer *tr)
  */
 static pid_t wait_next(struct spin *sp, struct cpu_follow *follow, int *status)
 {
-	pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
+	pid_t tid = waitpid(-1, status, __WALL | __WNOTHREAD | WNOHANG);
 	int64_t until;
 
 	if (tid != 0) {
@@ -517,11 +690,11 @@ static pid_t wait_next(struct spin *sp, struct cpu_follow *follow, int *status)
 	if (sp->window_us <= 0 || sp->skip) {
 		if (sp->skip)
 			sp->skip--;
-		return waitpid(-1, status, __WALL);
+		return waitpid(-1, status, __WALL | __WNOTHREAD);
 	}
 	until = now_monotonic_us() + sp->window_us;
 	do {
-		tid = waitpid(-1, status, __WALL | WNOHANG);
+		tid = waitpid(-1, status, __WALL | __WNOTHREAD | WNOHANG);
 		if (tid != 0) {
 			sp->backoff = 0;
 			return tid;
@@ -531,7 +704,7 @@ static pid_t wait_next(struct spin *sp, struct cpu_follow *follow, int *status)
 	if (sp->backoff > 256)
 		sp->backoff = 256;
 	sp->skip = sp->backoff;
-	return waitpid(-1, status, __WALL);
+	return waitpid(-1, status, __WALL | __WNOTHREAD);
 }
 
 /* Polling only helps when the task can run on another CPU meanwhile. */
@@ -555,23 +728,319 @@ static bool main_gone(const struct tracer *tr)
 	return tr->result->main_reaped;
 }
 
+/* How long a tracer thread spins for the lock before it sleeps: a stop
+ * holds it for microseconds, and a sleeping thread's wake-up costs tens
+ * of them (an idle vCPU's IPI). */
+#define LOCK_SPIN_US 50
+
+static void lock(struct tracer *tr)
+{
+	int64_t until = 0;
+
+	for (unsigned i = 1; pthread_mutex_trylock(&tr->lock) != 0; i++) {
+		if (i % 64 == 0) {
+			int64_t now = now_monotonic_us();
+
+			if (!until) {
+				until = now + LOCK_SPIN_US;
+			} else if (now > until) {
+				pthread_mutex_lock(&tr->lock);
+				break;
+			}
+		}
+		__builtin_ia32_pause();
+	}
+	tr->table.tracer_tid = self->tid;
+	tr->table.owner = self->index;
+}
+
+static void unlock(struct tracer *tr)
+{
+	pthread_mutex_unlock(&tr->lock);
+}
+
+/* What other tracer threads asked of this one. */
+static void read_mail(struct tracer *tr)
+{
+	struct mail m;
+
+	while (mailbox_take(&self->box, &m)) {
+		struct tracee *t = tracee_find(&tr->table, m.tid);
+
+		switch (m.kind) {
+		case MAIL_RESUME:
+			if (t)
+				resume(t, m.arg);
+			break;
+		case MAIL_STOP:
+			if (t)
+				handle_stop(tr, m.tid, m.arg);
+			break;
+		case MAIL_TAKE:
+			take_over(tr, &m);
+			break;
+		}
+	}
+}
+
+/* An event this thread's waitpid() returned, under the lock. */
+static void dispatch(struct tracer *tr, pid_t tid, int status)
+{
+	struct tracee *t;
+
+	if (tid == self->box.doorbell) {
+		if (WIFSTOPPED(status))
+			mailbox_rearm(&self->box);
+		else
+			self->box.doorbell = 0; /* mail is read at every stop */
+		return;
+	}
+	if (!WIFSTOPPED(status)) {
+		handle_death(tr, tid, status);
+		return;
+	}
+	t = tracee_find(&tr->table, tid);
+	if (t && t->owner != self->index) {
+		/* An orphan's stop, taken by our wait as its new parent's:
+		 * its tracer thread handles it. */
+		struct mail m = { .kind = MAIL_STOP,
+				  .tid = tid,
+				  .arg = status };
+
+		mailbox_post(&tr->workers[t->owner].box, &m);
+		return;
+	}
+	if (t)
+		t->last_stop_us = now_monotonic_us();
+	follow_stop(&self->follow, tid, is_exec_stop(status));
+	handle_stop(tr, tid, status);
+}
+
+/* With several threads: the last tracee is gone (none can come back,
+ * only a tracee's fork makes one), so every thread stops. */
+static void check_over(struct tracer *tr)
+{
+	if (tr->nworkers < 2 || tr->quit || tr->table.tracees.count > 0)
+		return;
+	tr->quit = true;
+	for (int i = 0; i < tr->nworkers; i++)
+		if (&tr->workers[i] != self && tr->workers[i].box.doorbell > 0)
+			kill(tr->workers[i].box.doorbell, SIGUSR1);
+}
+
+/*
+ * This thread stops before the others: no process may be handed to it
+ * any more, and those handed to it and not yet seized go to the first
+ * thread.  (It has no tracees: PTRACE_O_EXITKILL would kill them with
+ * it, which is why a thread with tracees never stops before the end.)
+ */
+static void retire(struct tracer *tr)
+{
+	struct mail m;
+
+	if (self->index == 0)
+		return;
+	self->box.doorbell = 0;
+	while (mailbox_take(&self->box, &m)) {
+		struct tracee *t = tracee_find(&tr->table, m.tid);
+
+		if (m.kind != MAIL_TAKE || !t)
+			continue;
+		t->owner = 0;
+		mailbox_post(&tr->workers[0].box, &m);
+	}
+}
+
+/* A tracer thread's loop: until its tracees are gone (waitpid's ECHILD)
+ * or, with several threads, all are; false if tracing broke off. */
+static void serve(struct tracer *tr)
+{
+	const struct tracer_config *cfg = tr->cfg;
+	struct worker *w = self;
+
+	for (;;) {
+		int status;
+		pid_t tid;
+		bool over;
+
+		lock(tr);
+		if (w->index == 0 && *cfg->tick) {
+			*cfg->tick = 0;
+			trace_tick(cfg->sink);
+		}
+		read_mail(tr);
+		over = tr->quit;
+		if (!over && !cfg->wait_orphans && main_gone(tr)) {
+			detach_remaining(tr);
+			over = true;
+		}
+		unlock(tr);
+		resume_pending(w);
+		if (over)
+			return;
+		tid = wait_next(&w->spin, &w->follow, &status);
+		if (tid < 0) {
+			int err = errno;
+
+			if (err == EINTR)
+				continue;
+			lock(tr);
+			if (err != ECHILD)
+				snprintf(tr->result->error,
+					 sizeof(tr->result->error),
+					 "waitpid: %s", strerror(err));
+			retire(tr);
+			unlock(tr);
+			return;
+		}
+		lock(tr);
+		dispatch(tr, tid, status);
+		read_mail(tr);
+		check_over(tr);
+		unlock(tr);
+		resume_pending(w);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	self = w;
+	serve(w->tr);
+	return NULL;
+}
+
+/* Worker i's own state; the doorbell is seized by the thread itself. */
+static int worker_init(struct tracer *tr, int i, int procfd)
+{
+	struct worker *w = &tr->workers[i];
+
+	w->index = i;
+	w->tr = tr;
+	w->tid = gettid();
+	spin_init(&w->spin, tr->cfg->spin_us);
+	follow_init(&w->follow, procfd, tr->io_on && tr->cfg->follow_cpu);
+	return tr->nworkers > 1 ? mailbox_open(&w->box) : 0;
+}
+
+struct start_arg {
+	struct worker *w;
+	int procfd;
+	pthread_barrier_t *ready;
+	int err;
+};
+
+static void *worker_start(void *arg)
+{
+	struct start_arg *a = arg;
+	struct worker *w = a->w;
+	int err = worker_init(w->tr, w->index, a->procfd);
+
+	self = w;
+	a->err = err;
+	/* *a is the starting thread's, gone once the barrier opens. */
+	pthread_barrier_wait(a->ready);
+	if (err)
+		return NULL;
+	return worker_main(w);
+}
+
+/*
+ * Starts threads 1..n-1 (signals blocked: they go to the main thread);
+ * returns how many tracer threads run, the main one counted.  A thread
+ * whose doorbell could not be set up ends at once; with fewer than two,
+ * no process changes thread.
+ */
+static int start_workers(struct tracer *tr, int procfd)
+{
+	struct start_arg args[TRACER_MAX_THREADS];
+	pthread_barrier_t ready;
+	sigset_t all, old;
+	int started = 0, running = 1;
+
+	if (pthread_barrier_init(&ready, NULL, (unsigned)tr->nworkers) != 0)
+		return 1;
+	/* Not SIGCHLD: each stop of a thread's tracee sends one to that
+	 * thread, and a blocked one would be queued and woken for instead
+	 * of dropped (its default is to ignore it). */
+	sigfillset(&all);
+	sigdelset(&all, SIGCHLD);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int i = 1; i < tr->nworkers; i++) {
+		args[i] = (struct start_arg){ &tr->workers[i], procfd, &ready,
+					      0 };
+		tr->workers[i].index = i;
+		tr->workers[i].tr = tr;
+		if (pthread_create(&tr->workers[i].thread, NULL, worker_start,
+				   &args[i]) != 0)
+			break;
+		started++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Threads not started stand in at the barrier as this one. */
+	for (int i = started + 1; i < tr->nworkers; i++)
+		pthread_barrier_wait(&ready);
+	pthread_barrier_wait(&ready);
+	pthread_barrier_destroy(&ready);
+	for (int i = 1; i <= started; i++)
+		running += args[i].err == 0;
+	return running;
+}
+
+static void stop_workers(struct tracer *tr, int started)
+{
+	for (int i = 1; i <= started; i++) {
+		pthread_join(tr->workers[i].thread, NULL);
+		follow_release(&tr->workers[i].follow);
+		mailbox_close(&tr->workers[i].box);
+		free(tr->workers[i].resumes);
+	}
+	mailbox_close(&tr->workers[0].box);
+}
+
+static void sum_follow(struct tracer *tr, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct cpu_follow *f = &tr->workers[i].follow;
+
+		tr->result->follow_phases += f->phases;
+		tr->result->follow_starved += f->starved;
+		tr->result->follow_moves += f->moves;
+	}
+}
+
+/* One tracer thread per CPU this process (and the task) may run on. */
+static int default_threads(void)
+{
+	cpu_set_t cpus;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
+		return 1;
+	n = CPU_COUNT(&cpus);
+	return n < 1 ? 1 : n > TRACER_DEFAULT_MAX ? TRACER_DEFAULT_MAX : n;
+}
+
 int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	       struct tracer_result *result)
 {
-	struct tracer tr = { .cfg = cfg,
-			     .result = result,
-			     .main_pid = main_pid };
+	static struct tracer tr;
 	int procfd = proc_open_root();
-	int status;
+	int threads = 1, started;
 
 	memset(result, 0, sizeof(*result));
+	memset(&tr, 0, sizeof(tr));
+	tr.cfg = cfg;
+	tr.result = result;
+	tr.main_pid = main_pid;
 	if (procfd < 0) {
 		snprintf(result->error, sizeof(result->error),
 			 "cannot open /proc: %s", strerror(errno));
 		return -1;
 	}
+	pthread_mutex_init(&tr.lock, NULL);
 	proc_table_init(&tr.table, procfd, cfg->cgroups);
-	spin_init(&tr.spin, cfg->spin_us);
 	if (cfg->level != LEVEL_SUMMARY) {
 		tr.io_on = true;
 		tr.seccomp_before_sysentry = seccomp_stop_before_sysentry();
@@ -579,40 +1048,34 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 			     cfg->exclude);
 		tr.io.processes = &tr.table.processes;
 		trace_open_io(cfg->sink);
+		threads = cfg->threads ? cfg->threads : default_threads();
 	}
-	follow_init(&tr.follow, procfd, tr.io_on && cfg->follow_cpu);
+	tr.nworkers = threads < 1		   ? 1 :
+		      threads > TRACER_MAX_THREADS ? TRACER_MAX_THREADS :
+						     threads;
+	self = &tr.workers[0];
+	if (worker_init(&tr, 0, procfd) < 0)
+		tr.nworkers = 1;
+	started = tr.nworkers - 1;
+	if (tr.nworkers > 1 && start_workers(&tr, procfd) < 2)
+		tr.nworkers = 1; /* they end at their first waitpid */
+	result->threads = tr.nworkers;
+	lock(&tr);
 	tracee_get(&tr.table, main_pid, getpid());
-	for (;;) {
-		pid_t tid;
-
-		if (*cfg->tick) {
-			*cfg->tick = 0;
-			trace_tick(cfg->sink);
-		}
-		if (!cfg->wait_orphans && main_gone(&tr)) {
-			detach_remaining(&tr);
-			break;
-		}
-		tid = wait_next(&tr.spin, &tr.follow, &status);
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != ECHILD)
-				snprintf(result->error, sizeof(result->error),
-					 "waitpid: %s", strerror(errno));
-			break;
-		}
-		if (WIFSTOPPED(status)) {
-			follow_stop(&tr.follow, tid, is_exec_stop(status));
-			handle_stop(&tr, tid, status);
-		} else
-			handle_death(&tr, tid, status);
+	unlock(&tr);
+	serve(&tr);
+	if (tr.nworkers > 1) {
+		stop_workers(&tr, started);
+		tr.nworkers = 1;
+		tr.quit = false;
+		serve(&tr); /* untraced orphans left to reap */
+	} else if (started > 0) {
+		stop_workers(&tr, started);
 	}
 	finish_lost(&tr);
-	follow_release(&tr.follow);
-	result->follow_phases = tr.follow.phases;
-	result->follow_starved = tr.follow.starved;
-	result->follow_moves = tr.follow.moves;
+	resume_pending(&tr.workers[0]);
+	follow_release(&tr.workers[0].follow);
+	sum_follow(&tr, started + 1);
 	result->max_concurrent = tr.table.max_live_processes;
 	if (tr.io_on) {
 		result->syscall_stops = tr.io.syscall_stops;
@@ -622,5 +1085,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	}
 	proc_table_release(&tr.table);
 	close(procfd);
+	free(tr.workers[0].resumes);
+	pthread_mutex_destroy(&tr.lock);
 	return result->error[0] ? -1 : 0;
 }

@@ -17,8 +17,14 @@
 #include "hostinfo.h"
 #include "trace.h"
 
+/* --tracer-threads: at most this many; by default one per CPU the
+ * task may use, at most TRACER_DEFAULT_MAX. */
+#define TRACER_MAX_THREADS 16
+#define TRACER_DEFAULT_MAX 8
+
 struct tracer_config {
 	bool wait_orphans;
+	int threads; /* tracer threads, 1..TRACER_MAX_THREADS; 0: default */
 	enum trace_level level;
 	long spin_us; /* poll this long for the next stop before sleeping */
 	bool follow_cpu; /* move next to a tracee in a run of stops */
@@ -48,6 +54,8 @@ struct tracer_result {
 	uint64_t follow_phases; /* runs of stops served on the tracee's CPU */
 	uint64_t follow_starved; /* ... ended because the tracer starved */
 	uint64_t follow_moves; /* times the tracer re-pinned to a moved tracee */
+	int threads; /* tracer threads that ran */
+	uint64_t handoffs; /* new processes handed to another thread */
 	char error[256]; /* why tracing broke off, if it did */
 };
 

@@ -48,8 +48,8 @@ def set_no_new_privs():
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
 
 
-# Set by the fdscope fixture of the tests that run in both modes.
-FILTER_MODE = {"nnp": False}
+# Set by the filter_mode fixture of the tests that run in every mode.
+FILTER_MODE = {"nnp": False, "one_thread": False}
 
 
 def run_iowrap(args, outdir=None, check=None, **kw):
@@ -57,6 +57,8 @@ def run_iowrap(args, outdir=None, check=None, **kw):
     if FILTER_MODE["nnp"]:
         kw.setdefault("preexec_fn", set_no_new_privs)
     cmd = [str(IOWRAP)]
+    if FILTER_MODE["one_thread"] and args and str(args[0]).startswith("-"):
+        cmd += ["--tracer-threads", "1"]
     if outdir is not None:
         cmd += ["-o", str(outdir)]
     cmd += list(args)
@@ -69,13 +71,17 @@ def run_iowrap(args, outdir=None, check=None, **kw):
     return Trace(proc, outdir or ".")
 
 
-@pytest.fixture(params=["default", "nnp"])
+@pytest.fixture(params=["default", "nnp", "one-thread"])
 def filter_mode(request):
-    """Runs a test as iowrap's user is (as root: the plain filter) and
-    under NO_NEW_PRIVS (the descriptor-scoped one)."""
+    """Runs a test as iowrap's user is (as root: the plain filter), under
+    NO_NEW_PRIVS (the descriptor-scoped one), both with the default
+    tracer threads (one per CPU: new processes change thread), and with
+    the plain filter and one tracer thread."""
     FILTER_MODE["nnp"] = request.param == "nnp"
+    FILTER_MODE["one_thread"] = request.param == "one-thread"
     yield request.param
     FILTER_MODE["nnp"] = False
+    FILTER_MODE["one_thread"] = False
 
 
 @pytest.fixture

@@ -1241,6 +1241,60 @@ def test_tmpfile_link_truncate_and_exchange_keep_their_files(tmp_path):
                                              files[tmp_open["inode"]]])
 
 
+PARALLEL_READERS = """
+import os, sys
+data, rounds = sys.argv[1], int(sys.argv[2])
+def reader(ready):
+    for i in range(rounds):
+        f = os.open(data, os.O_RDONLY)
+        while os.read(f, 4096):
+            pass
+        os.close(f)
+        if i == 0 and ready is not None:
+            os.write(ready, b"x")  # busy: the next process goes elsewhere
+    os._exit(0)
+r, w = os.pipe()
+first = os.fork()
+if first == 0:
+    reader(w)
+os.read(r, 1)
+second = os.fork()
+if second == 0:
+    reader(None)
+for pid in (first, second):
+    assert os.waitpid(pid, 0)[1] == 0
+print(first, second)
+"""
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_parallel_processes_with_tracer_threads(tmp_path, threads):
+    """Two processes reading at once: with two tracer threads the second,
+    started while the first reads, is handed to the other thread (it is
+    parked, detached and seized there: inject.h); with one, none is.
+    Either way every read of both is in the trace, with its offset."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(10000))
+    script = tmp_path / "readers.py"
+    script.write_text(PARALLEL_READERS)
+    t = run_iowrap(["--tracer-threads", threads, "--level", "full", "--",
+                    "/usr/bin/python3", "-S", str(script), str(data), "200"],
+                   outdir=tmp_path / "t")
+    assert t.returncode == 0, t.stderr
+    tracing = t.summary["tracing"]
+    assert (tracing["tracer_threads"], tracing["complete"],
+            tracing["problems"]) == (int(threads), True, [])
+    assert (tracing["handoffs"] > 0) == (threads == "2")
+    pids = [int(p) for p in t.stdout.split()]
+    rows = [r for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["type"] == "R" and int(r["pid"]) in pids]
+    for pid in pids:
+        mine = [(int(r["offset"]), int(r["result"])) for r in rows
+                if int(r["pid"]) == pid]
+        one_pass = [(0, 4096), (4096, 4096), (8192, 1808), (10000, 0)]
+        assert mine == one_pass * 200
+
+
 def test_new_descriptors_under_a_signal_storm(tmp_path):
     """Sixty files opened on sixty new descriptor numbers (past the cap on
     filters per process, and past 64) while a 200 us interval timer

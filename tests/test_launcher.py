@@ -286,6 +286,15 @@ def test_bad_spin_us_is_refused(tmp_path, value):
                         f"100000, not '{value}'; see iowrap --help\n")
 
 
+@pytest.mark.parametrize("value", ["0", "17", "abc", ""])
+def test_bad_tracer_threads_is_refused(tmp_path, value):
+    p = subprocess.run([str(IOWRAP), "--tracer-threads", value, "--",
+                        "true"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 125
+    assert p.stderr == (f"iowrap: --tracer-threads takes 1 to 16, not "
+                        f"'{value}'; see iowrap --help\n")
+
+
 @pytest.mark.parametrize("value", ["0", "50", "100000"])
 def test_spin_us_values_trace_the_same(iowrap, value):
     t = iowrap("--spin-us", value, "--level", "full", "sh", "-c",

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+#include "mailbox.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define DOORBELL_SIGNAL SIGUSR1
+
+/* The doorbell: sleeps for ever; its tracer sees every signal sent to
+ * it as a stop (a traced process's signals are never ignored). */
+static void doorbell_main(void)
+{
+	sigset_t none;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (;;)
+		pause();
+}
+
+int mailbox_open(struct mailbox *box)
+{
+	pid_t pid;
+	int err;
+
+	memset(box, 0, sizeof(*box));
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		doorbell_main();
+	if (ptrace(PTRACE_SEIZE, pid, 0L, (long)PTRACE_O_EXITKILL) == 0) {
+		box->doorbell = pid;
+		return 0;
+	}
+	err = -errno;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	return err;
+}
+
+void mailbox_close(struct mailbox *box)
+{
+	if (box->doorbell > 0) {
+		kill(box->doorbell, SIGKILL);
+		while (waitpid(box->doorbell, NULL, __WALL) < 0 &&
+		       errno == EINTR)
+			;
+	}
+	free(box->mail);
+	memset(box, 0, sizeof(*box));
+}
+
+void mailbox_post(struct mailbox *box, const struct mail *m)
+{
+	if (box->count == box->alloc) {
+		box->alloc = box->alloc * 2 + 16;
+		box->mail = xrealloc(box->mail, box->alloc * sizeof(*m));
+	}
+	box->mail[box->count++] = *m;
+	if (box->doorbell > 0)
+		kill(box->doorbell, DOORBELL_SIGNAL);
+}
+
+bool mailbox_take(struct mailbox *box, struct mail *out)
+{
+	if (!box->count)
+		return false;
+	*out = box->mail[0];
+	memmove(box->mail, box->mail + 1, --box->count * sizeof(*out));
+	return true;
+}
+
+void mailbox_rearm(const struct mailbox *box)
+{
+	ptrace(PTRACE_CONT, box->doorbell, 0L, 0L);
+}
