@@ -14,7 +14,8 @@ two stress rows: a shell loop of 1000 x /bin/true, and gzip -1 of the
 128 MiB piped into wc.  Modes: native, `iowrap -l summary|files|full`
 (under NO_NEW_PRIVS, as an unprivileged user runs it: `full` has the
 descriptor-scoped filter), `iowrap -l full` with the plain filter (root's:
-every descriptor stops), `strace -f --seccomp-bpf` with the syscall
+every descriptor stops), `iowrap -l full --tracer-threads 1` (iowrap's
+default is a tracer thread per CPU), `strace -f --seccomp-bpf` with the syscall
 sets of iowrap's files and full filters, `strace -f` without the filter
 (stops at every syscall's entry and exit), and pinned to one CPU with
 `taskset` (native, iowrap full, strace full).  Every run's output is
@@ -125,6 +126,7 @@ class Mode:
     # runs the task (so --level full gets the descriptor-scoped filter),
     # except plain: root's, the filter that stops on every descriptor.
     plain: bool = False
+    threads: int = None     # --tracer-threads; None: iowrap's default
 
 
 MODES = [
@@ -134,6 +136,8 @@ MODES = [
     Mode("full", "iowrap full", "iowrap", "full"),
     Mode("full-plain", "iowrap full, plain filter (root)", "iowrap", "full",
          plain=True),
+    Mode("full-1thread", "iowrap full, 1 tracer thread", "iowrap", "full",
+         threads=1),
     Mode("strace-procs", "strace -e trace=none", "strace", "none"),
     Mode("strace-files", "strace files", "strace", "files"),
     Mode("strace-full", "strace full", "strace", "full"),
@@ -468,7 +472,10 @@ class Bench:
             prefix = ["taskset", "-c", str(self.cpu0)]
         if mode.tracer == "iowrap":
             prefix += [str(self.iowrap), "--strict", "-l", mode.level,
-                       "-o", str(trace), "--"]
+                       "-o", str(trace)]
+            if mode.threads:
+                prefix += ["--tracer-threads", str(mode.threads)]
+            prefix.append("--")
         elif mode.tracer == "strace":
             prefix += self.strace_argv(mode.level)
         elif mode.tracer == "ptrace":
@@ -534,6 +541,9 @@ class Bench:
                     problems.append(f"tracing.level {t['level']!r}")
                 if mode.level == "full" and t["fd_scoped"] == mode.plain:
                     problems.append(f"tracing.fd_scoped {t['fd_scoped']}")
+                if mode.threads and t["tracer_threads"] != mode.threads:
+                    problems.append(
+                        f"tracing.tracer_threads {t['tracer_threads']}")
                 if not t.get("complete", False):
                     problems.append("tracing.complete is false")
                 for p in t.get("problems") or []:
@@ -1179,7 +1189,10 @@ medians; a cell with ⚠N had N of them.
   recvmmsg, pidfd_getfd, memfd_create, open_by_handle_at, clone3, and
   clone with CLONE_FILES, to learn of new descriptors; "plain filter
   (root)" runs without it, as root with CAP_SYS_ADMIN does, every
-  descriptor stopping.  Plain ptrace: the same strace command
+  descriptor stopping.  iowrap runs a tracer thread per CPU (at most 8;
+  new processes are handed to the least busy one, docs/tracer.md); "1
+  tracer thread" is `--tracer-threads 1`, as every iowrap before it.
+  Plain ptrace: the same strace command
   with the full set and without `--seccomp-bpf`, which stops at the entry
   and exit of every syscall.  strace -e trace=none: the same strace
   command tracing no syscall by name; to follow the tree it still stops
