@@ -119,6 +119,7 @@ static struct tracee *tracee_add(struct proc_table *pt, pid_t tid,
 
 	t->tid = tid;
 	t->owner = pt->owner;
+	t->tracer_tid = st->tracer_pid;
 	t->fresh = true;
 	if (!p)
 		p = process_new(pt, st->tgid, st->ppid);

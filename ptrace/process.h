@@ -59,6 +59,7 @@ struct tracee {
 	/* The tracer thread it is bound to (tracer.c's workers); a new one
 	 * is its parent's thread's, as the kernel attaches it */
 	int owner;
+	pid_t tracer_tid; /* TracerPid when first seen (0: unknown) */
 	bool fresh; /* not resumed yet: at its first stop */
 	int64_t last_stop_us; /* monotonic: when it last stopped */
 	struct parked *parked; /* handed to owner, which puts it back */

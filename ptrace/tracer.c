@@ -783,6 +783,23 @@ static void read_mail(struct tracer *tr)
 	}
 }
 
+/*
+ * A tracee first seen at a stop this thread waited: usually its own (a
+ * child stops before its parent's fork event comes), but the stop of a
+ * child of iowrap's (an orphan's clone with CLONE_PARENT) that another
+ * thread traces reaches the parent's wait too.  Its tracer is the thread
+ * /proc names.
+ */
+static struct tracee *new_tracee(struct tracer *tr, pid_t tid)
+{
+	struct tracee *t = tracee_get(&tr->table, tid, 0);
+
+	for (int i = 0; i < tr->nworkers; i++)
+		if (t->tracer_tid && tr->workers[i].tid == t->tracer_tid)
+			t->owner = i;
+	return t;
+}
+
 /* An event this thread's waitpid() returned, under the lock. */
 static void dispatch(struct tracer *tr, pid_t tid, int status)
 {
@@ -800,7 +817,9 @@ static void dispatch(struct tracer *tr, pid_t tid, int status)
 		return;
 	}
 	t = tracee_find(&tr->table, tid);
-	if (t && t->owner != self->index) {
+	if (!t)
+		t = new_tracee(tr, tid);
+	if (t->owner != self->index) {
 		/* An orphan's stop, taken by our wait as its new parent's:
 		 * its tracer thread handles it. */
 		struct mail m = { .kind = MAIL_STOP,
@@ -810,8 +829,7 @@ static void dispatch(struct tracer *tr, pid_t tid, int status)
 		mailbox_post(&tr->workers[t->owner].box, &m);
 		return;
 	}
-	if (t)
-		t->last_stop_us = now_monotonic_us();
+	t->last_stop_us = now_monotonic_us();
 	follow_stop(&self->follow, tid, is_exec_stop(status));
 	handle_stop(tr, tid, status);
 }
