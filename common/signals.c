@@ -50,7 +50,8 @@ static char *put_str(char *p, const char *s)
 /* Is pid one of our tracees?  Only syscalls: async-signal-safe. */
 static int sent_by_tracee(pid_t pid)
 {
-	char path[40], buf[2048], want[40];
+	char path[48], buf[2048];
+	unsigned tracer = 0;
 	char *p;
 
 	if (pid <= 0)
@@ -59,9 +60,17 @@ static int sent_by_tracee(pid_t pid)
 	*put_str(p, "/status") = '\0';
 	if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
 		return 0;
-	p = put_decimal(put_str(want, "\nTracerPid:\t"), (unsigned)getpid());
-	*put_str(p, "\n") = '\0';
-	return strstr(buf, want) != NULL;
+	p = strstr(buf, "\nTracerPid:\t");
+	if (!p)
+		return 0;
+	for (p += strlen("\nTracerPid:\t"); *p >= '0' && *p <= '9'; p++)
+		tracer = tracer * 10 + (unsigned)(*p - '0');
+	/* TracerPid is the tracing thread's id: any of iowrap's threads. */
+	if (!tracer)
+		return 0;
+	p = put_decimal(put_str(path, "/proc/self/task/"), tracer);
+	*p = '\0';
+	return access(path, F_OK) == 0;
 }
 
 static void forward_handler(int sig, siginfo_t *si, void *ucontext)

@@ -33,6 +33,7 @@
 
 struct borrowed {
 	pid_t tid;
+	inject_wait_fn wait;
 	bool at_entry;
 	bool swapped; /* a call of ours replaced the task's at its entry */
 	struct user_regs_struct regs; /* as the thread had them */
@@ -167,7 +168,7 @@ static enum inject_result run_to_exit(struct borrowed *b,
 			*status = -1;
 			return INJECT_GONE;
 		}
-		while (waitpid(b->tid, status, __WALL) < 0)
+		while (b->wait(b->tid, status) < 0)
 			if (errno != EINTR) {
 				*status = -1;
 				return INJECT_GONE;
@@ -295,11 +296,19 @@ static enum inject_result add_filter(struct borrowed *b, uint64_t page,
 	return r;
 }
 
+static pid_t wait_stop(pid_t tid, int *status)
+{
+	return waitpid(tid, status, __WALL);
+}
+
 enum inject_result inject_filter(pid_t tid, bool at_entry,
 				 const struct sock_filter *code, size_t len,
-				 uint64_t *scratch, struct inject_out *out)
+				 uint64_t *scratch, inject_wait_fn wait,
+				 struct inject_out *out)
 {
-	struct borrowed b = { .tid = tid, .at_entry = at_entry };
+	struct borrowed b = { .tid = tid,
+			      .wait = wait ? wait : wait_stop,
+			      .at_entry = at_entry };
 	enum inject_result r = INJECT_DONE;
 
 	memset(out, 0, sizeof(*out));

@@ -38,6 +38,10 @@ struct inject_out {
 	unsigned stops; /* the thread's stops it took */
 };
 
+/* Waits for tid's next stop or death, as waitpid(tid, status, __WALL)
+ * does (NULL: that): tid or -1 with errno. */
+typedef pid_t (*inject_wait_fn)(pid_t tid, int *status);
+
 /*
  * tid is stopped right after a syscall instruction: at a syscall-exit
  * stop, or, with at_entry, at a seccomp stop of a syscall that it will
@@ -47,7 +51,8 @@ struct inject_out {
  */
 enum inject_result inject_filter(pid_t tid, bool at_entry,
 				 const struct sock_filter *code, size_t len,
-				 uint64_t *scratch, struct inject_out *out);
+				 uint64_t *scratch, inject_wait_fn wait,
+				 struct inject_out *out);
 
 /*
  * Handing a new process to another tracer thread (ptrace binds a tracee

@@ -27,26 +27,42 @@ static void doorbell_main(void)
 		pause();
 }
 
-int mailbox_open(struct mailbox *box)
+/* A new doorbell, seized by the calling thread: its pid, or -errno. */
+static pid_t doorbell_start(void)
 {
-	pid_t pid;
+	pid_t pid = fork();
 	int err;
 
-	memset(box, 0, sizeof(*box));
-	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
 		doorbell_main();
-	if (ptrace(PTRACE_SEIZE, pid, 0L, (long)PTRACE_O_EXITKILL) == 0) {
-		box->doorbell = pid;
-		return 0;
-	}
+	if (ptrace(PTRACE_SEIZE, pid, 0L, (long)PTRACE_O_EXITKILL) == 0)
+		return pid;
 	err = -errno;
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
 		;
 	return err;
+}
+
+int mailbox_open(struct mailbox *box)
+{
+	pid_t pid;
+
+	memset(box, 0, sizeof(*box));
+	pid = doorbell_start();
+	if (pid < 0)
+		return pid;
+	box->doorbell = pid;
+	return 0;
+}
+
+void mailbox_doorbell_died(struct mailbox *box)
+{
+	pid_t pid = doorbell_start();
+
+	box->doorbell = pid > 0 ? pid : 0;
 }
 
 void mailbox_close(struct mailbox *box)

@@ -45,6 +45,9 @@ void mailbox_close(struct mailbox *box);
 void mailbox_post(struct mailbox *box, const struct mail *m);
 /* The owner, under the lock: takes the oldest message; false if none. */
 bool mailbox_take(struct mailbox *box, struct mail *out);
+/* The owner, at its doorbell's death (killed by someone): a new one, or
+ * none (0) if it cannot be started.  The mail stays. */
+void mailbox_doorbell_died(struct mailbox *box);
 /* The owner, at the doorbell's stop: lets it wait for the next ring. */
 void mailbox_rearm(const struct mailbox *box);
 

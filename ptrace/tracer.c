@@ -6,6 +6,7 @@
 #include <linux/audit.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -72,6 +73,11 @@ struct tracer {
 	struct worker workers[TRACER_MAX_THREADS];
 	int nworkers;
 	bool quit; /* the last tracee is gone: the workers stop */
+	/* The tracee a filter is being added to, under the lock, and a stop
+	 * of its that another thread's wait took (wait_injected). */
+	atomic_int injecting;
+	atomic_int stolen_status;
+	atomic_bool stolen;
 	bool handoffs; /* new processes may change thread */
 	uint64_t base_filters; /* the main process's, after its first exec */
 	const struct tracer_config *cfg;
@@ -225,8 +231,8 @@ static void follow_job_stop(int sig)
  * for its children (make, a shell) does not stop. */
 #define BUSY_US 5000
 
-/* The tracer thread with the fewest busy tracees, the new process's
- * parent not counted: it usually waits for the child. */
+/* The tracer thread with the fewest busy tracees, the new process and
+ * its parent not counted: the parent usually waits for it. */
 static struct worker *least_loaded(struct tracer *tr, const struct process *p)
 {
 	unsigned count[TRACER_MAX_THREADS] = { 0 };
@@ -238,7 +244,7 @@ static struct worker *least_loaded(struct tracer *tr, const struct process *p)
 		const struct tracee *t = m->slot[i].value;
 
 		if (m->slot[i].key && t->last_stop_us >= busy_since &&
-		    t->proc->rec.pid != p->rec.ppid)
+		    t->proc != p && t->proc->rec.pid != p->rec.ppid)
 			count[t->owner]++;
 	}
 	/* A thread whose doorbell could not be set up has stopped. */
@@ -345,6 +351,30 @@ static bool native_call(const struct tracee *t)
 }
 
 /*
+ * The injection's wait, with several tracer threads: it holds the lock,
+ * and the stop it waits for may be taken by the first thread's wait (an
+ * orphan's, as its real parent's), which hands it over here without the
+ * lock (serve).  Injections are rare: a short poll does.
+ */
+static pid_t wait_injected(pid_t tid, int *status)
+{
+	struct tracer *tr = self->tr;
+	const struct timespec nap = { .tv_nsec = 20000 };
+
+	for (;;) {
+		pid_t got = waitpid(tid, status, __WALL | WNOHANG);
+
+		if (got != 0)
+			return got;
+		if (atomic_exchange(&tr->stolen, false)) {
+			*status = atomic_load(&tr->stolen_status);
+			return tid;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+/*
  * Adds the filter t's process lacks for the traced files its descriptor
  * table has held (fdfilter.h), before it runs on: at a syscall-exit stop,
  * or at_entry before the call (clone) runs.  False if t stopped for good
@@ -362,8 +392,14 @@ static bool sync_scope(struct tracer *tr, struct tracee *t, bool at_entry)
 	if (!tr->scoped || !native_call(t) ||
 	    !fdscope_plan(&p->scope, p->fds ? &p->fds->traced : &none, &plan))
 		return true;
+	if (tr->nworkers > 1) {
+		atomic_store(&tr->stolen, false);
+		atomic_store(&tr->injecting, tid);
+	}
 	r = inject_filter(tid, at_entry, plan.code, (size_t)plan.len,
-			  &p->inject_page, &out);
+			  &p->inject_page,
+			  tr->nworkers > 1 ? wait_injected : NULL, &out);
+	atomic_store(&tr->injecting, 0);
 	tr->io.syscall_stops += out.stops;
 	if (r == INJECT_GONE || r == INJECT_STOPPED) {
 		/* Not handled here: a stop the thread made meanwhile (the
@@ -809,7 +845,7 @@ static void dispatch(struct tracer *tr, pid_t tid, int status)
 		if (WIFSTOPPED(status))
 			mailbox_rearm(&self->box);
 		else
-			self->box.doorbell = 0; /* mail is read at every stop */
+			mailbox_doorbell_died(&self->box);
 		return;
 	}
 	if (!WIFSTOPPED(status)) {
@@ -897,6 +933,13 @@ static void serve(struct tracer *tr)
 		if (over)
 			return;
 		tid = wait_next(&w->spin, &w->follow, &status);
+		if (tid > 0 && tid == atomic_load(&tr->injecting)) {
+			/* Another thread adds it a filter, holding the lock
+			 * and waiting for this (wait_injected). */
+			atomic_store(&tr->stolen_status, status);
+			atomic_store(&tr->stolen, true);
+			continue;
+		}
 		if (tid < 0) {
 			int err = errno;
 
