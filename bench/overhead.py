@@ -52,7 +52,7 @@ from mdreport import reflow, table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 IOWRAP = ROOT / "bin" / "iowrap"
-FILTER_C = ROOT / "ptrace" / "filter.c"
+FILTER_C = ROOT / "ptrace" / "filterrules.c"
 DOC = ROOT / "docs" / "overhead.md"
 
 MIN_RUNS = 5          # runs of every mode (issue 3: median of at least 5)
@@ -70,7 +70,7 @@ STORM = "dd"
 LESS_THAN_STRACE = 5.0   # at least 5x less overhead than strace
 SUMMARY_CLOSE = 1.01  # `summary` within 1%
 
-# iowrap's filter (ptrace/filter.c), used when that file cannot be parsed.
+# iowrap's filter (ptrace/filterrules.c), used when that file cannot be parsed.
 FILES_SET = """open openat openat2 creat close close_range dup dup2 dup3
 fcntl fcntl64 execve execveat unlink unlinkat rmdir rename renameat
 renameat2 link linkat symlink symlinkat mkdir mkdirat truncate truncate64
@@ -151,7 +151,7 @@ MODE = {m.key: m for m in MODES}
 
 def filter_sets():
     """The syscall names of iowrap's files and full filters, read from
-    ptrace/filter.c so that strace traces the same set."""
+    ptrace/filterrules.c so that strace traces the same set."""
     sets = {"files": [], "full": []}
     try:
         src = FILTER_C.read_text()
@@ -1178,7 +1178,7 @@ medians; a cell with ⚠N had N of them.
 - **Modes.**  `iowrap --strict -l LEVEL -o DIR -- CMD` (a copy of
   `bin/iowrap` taken at the start); `strace -f -qq -o /dev/null
   {'--seccomp-bpf ' if bench.seccomp_bpf else ''}-e trace=SET CMD`, SET
-  being the syscall names of iowrap's filter in `ptrace/filter.c`:
+  being the syscall names of iowrap's filter in `ptrace/filterrules.c`:
   files = {', '.join(fset)}; full = files + {', '.join(fullx)}.  strace
   cannot filter on arguments, so it also stops at anonymous mmaps, which
   iowrap's filter lets through, and its set leaves out ioctl, at which
