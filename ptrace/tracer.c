@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -557,6 +558,28 @@ static void inherit_scope(struct tracer *tr, const struct tracee *parent,
 }
 
 /*
+ * Whether the filters iowrap runs under itself, which the task has
+ * too, let ppoll through: a child tries one that returns at once (a
+ * filter may kill it, or make it fail).
+ */
+static bool inherited_filters_allow_ppoll(void)
+{
+	const struct timespec zero = { 0, 0 };
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(syscall(SYS_ppoll, NULL, 0L, &zero, NULL, 8L) == 0 ? 0 :
+									   1);
+	if (pid < 0)
+		return false;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
  * The task's first exec: its filter is in place.  The scoped one is the
  * one installed under NO_NEW_PRIVS (filter_install), at --level full.
  */
@@ -572,10 +595,12 @@ static void start_scope(struct tracer *tr, struct process *main)
 	tr->scoped = tr->cfg->level == LEVEL_FULL &&
 		     (!known || st.no_new_privs);
 	tr->result->fd_scoped = tr->scoped;
-	/* Ours alone: a filter from before iowrap (a container's) might
-	 * refuse the ppoll a process handed over is parked in. */
+	/* A filter from before iowrap (a container's) might refuse the
+	 * ppoll a process handed over is parked in: tried first. */
 	tr->base_filters = known ? st.seccomp_filters : 0;
-	tr->handoffs = tr->nworkers > 1 && tr->base_filters == 1;
+	tr->handoffs =
+		tr->nworkers > 1 && tr->base_filters >= 1 &&
+		(tr->base_filters == 1 || inherited_filters_allow_ppoll());
 	main->scope.fds = tr->cfg->inherited;
 	main->scope.all = tr->cfg->inherited.overflow;
 }

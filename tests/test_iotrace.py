@@ -1334,6 +1334,30 @@ def test_signal_from_a_tracee_of_another_thread_is_not_forwarded(tmp_path,
     assert (t.summary["tracing"]["handoffs"] > 0) == (threads == "2")
 
 
+@pytest.mark.parametrize("denied, handed_over", [("1000", True),
+                                                  ("271", False)])
+def test_handovers_under_a_filter_from_before_iowrap(tmp_path, denied,
+                                                     handed_over):
+    """iowrap started under a seccomp filter (a container's profile): new
+    processes are handed to another tracer thread if that filter lets
+    ppoll (271) through, where a parked process sleeps, and not if it
+    refuses it; either way the task runs and is traced whole."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(8192))
+    t = run_iowrap(["--tracer-threads", "2", "--level", "full", "--",
+                    helper("orphans"), "signal", str(data)],
+                   outdir=tmp_path / "t", timeout=60)
+    cmd = [helper("denycall"), denied, str(IOWRAP), "--tracer-threads", "2",
+           "--level", "full", "-o", str(tmp_path / "u"), "--",
+           helper("orphans"), "signal", str(data)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout) == (0, "SIGUSR1 received 0\n"), p.stderr
+    tracing = json.load(open(tmp_path / "u" / "summary.json"))["tracing"]
+    assert (tracing["complete"], tracing["problems"]) == (True, [])
+    assert (tracing["handoffs"] > 0) == handed_over
+    assert t.summary["tracing"]["handoffs"] > 0
+
+
 def test_new_descriptors_under_a_signal_storm(tmp_path):
     """Sixty files opened on sixty new descriptor numbers (past the cap on
     filters per process, and past 64) while a 200 us interval timer

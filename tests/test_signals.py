@@ -158,8 +158,8 @@ def test_no_ptrace_runs_the_task_untraced(tmp_path, level):
     """At files and full the seccomp filter must stay out of an untraced
     task: with no tracer its traced syscalls (exec first) fail, ENOSYS."""
     out = tmp_path / "t"
-    p = subprocess.run([helper("noptrace"), str(IOWRAP), "-o", str(out),
-                        "-l", level,
+    p = subprocess.run([helper("denycall"), "101", str(IOWRAP), "-o",
+                        str(out), "-l", level,
                         "--", "sh", "-c", "echo task-ran; exit 4"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 4
@@ -176,8 +176,9 @@ def test_no_ptrace_runs_the_task_untraced(tmp_path, level):
 
 def test_no_ptrace_strict_is_125_and_the_task_does_not_run(tmp_path):
     marker = tmp_path / "ran"
-    p = subprocess.run([helper("noptrace"), str(IOWRAP), "--strict", "-o",
-                        str(tmp_path / "t"), "--", "touch", str(marker)],
+    p = subprocess.run([helper("denycall"), "101", str(IOWRAP), "--strict",
+                        "-o", str(tmp_path / "t"), "--", "touch",
+                        str(marker)],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 125
     assert p.stderr == f"iowrap: {NO_PTRACE_REASON}; not running the task (--strict)\n"
