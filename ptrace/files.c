@@ -118,6 +118,12 @@ void file_gone(struct file_table *ft, uint64_t dev, uint64_t ino)
 		ft->files[ft->slot[i] - 1].gone = true;
 }
 
+void file_add_path(struct file_table *ft, uint64_t id, const char *path)
+{
+	if (id >= 1 && id <= ft->nfiles)
+		add_path(&ft->files[id - 1], path);
+}
+
 void file_closed(struct file_table *ft, uint64_t id, int64_t size)
 {
 	if (id >= 1 && id <= ft->nfiles)

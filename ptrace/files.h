@@ -47,6 +47,8 @@ void file_table_release(struct file_table *ft);
 uint64_t file_seen(struct file_table *ft, uint64_t dev, uint64_t ino,
 		   int64_t size, const char *path);
 void file_closed(struct file_table *ft, uint64_t id, int64_t size);
+/* File id is known by path too (linkat gave it that name). */
+void file_add_path(struct file_table *ft, uint64_t id, const char *path);
 /* Its last link is gone: a later file with the same device and inode
  * number is another file and gets a new id. */
 void file_gone(struct file_table *ft, uint64_t dev, uint64_t ino);

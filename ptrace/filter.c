@@ -59,10 +59,9 @@ int filter_build(enum trace_level level, const int *inherited_fds, size_t n,
 	int err;
 
 	memset(f, 0, sizeof(*f));
-	if (level == LEVEL_FILES)
-		err = assemble(FILTER_BODY_FILES, false, NULL, 0, &f->plain);
-	else
-		err = assemble(FILTER_BODY_FULL, false, NULL, 0, &f->plain);
+	err = assemble(level == LEVEL_FILES ? FILTER_BODY_FILES :
+					      FILTER_BODY_FULL,
+		       false, NULL, 0, &f->plain);
 	if (!err && level == LEVEL_FULL)
 		err = assemble(FILTER_BODY_FULL_SCOPED, true, inherited_fds, n,
 			       &f->scoped);
@@ -80,10 +79,6 @@ void filter_free(struct filter_pair *f)
 	free(f->scoped.filter);
 	memset(f, 0, sizeof(*f));
 }
-
-#ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
-#define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
-#endif
 
 /*
  * A filter makes the kernel force speculation mitigations on the task

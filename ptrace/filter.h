@@ -16,6 +16,12 @@
 
 #include "strbuf.h"
 
+/* Linux 4.17 (filter.c, inject.c: the task keeps its speculation
+ * mitigations as they are untraced). */
+#ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
+#define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
+#endif
+
 enum trace_level {
 	LEVEL_SUMMARY, /* no syscall stops: process events only */
 	LEVEL_FILES, /* opens, closes, metadata, exec, namespace changes */

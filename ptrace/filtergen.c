@@ -79,10 +79,6 @@ static int write_source(FILE *out)
 			write_body(out, (enum filter_body_kind)k, &progs[k]);
 	}
 	if (!err) {
-		fprintf(out,
-			"const char filter_bodies_libseccomp[] = "
-			"\"%u.%u.%u\";\n\n",
-			v->major, v->minor, v->micro);
 		fprintf(out, "const struct filter_body "
 			     "filter_bodies[FILTER_BODY_COUNT] = {\n");
 		for (int k = 0; k < FILTER_BODY_COUNT; k++)

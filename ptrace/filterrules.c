@@ -236,8 +236,8 @@ static int export_to_memory(scmp_filter_ctx ctx, struct sock_fprog *prog)
 	return err;
 }
 
-void filter_body_params(enum filter_body_kind kind, enum trace_level *level,
-			bool *scoped)
+static void filter_body_params(enum filter_body_kind kind,
+			       enum trace_level *level, bool *scoped)
 {
 	*level = kind == FILTER_BODY_FILES ? LEVEL_FILES : LEVEL_FULL;
 	*scoped = kind == FILTER_BODY_FULL_SCOPED;

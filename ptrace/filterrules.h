@@ -34,11 +34,8 @@ struct filter_body {
 
 /* Generated (build/gen/filter_bodies.c). */
 extern const struct filter_body filter_bodies[FILTER_BODY_COUNT];
-extern const char filter_bodies_libseccomp[]; /* its version, "2.5.4" */
 
 /* Build time only (links libseccomp): */
-void filter_body_params(enum filter_body_kind kind, enum trace_level *level,
-			bool *scoped);
 /* Compiles a body into prog->filter (malloc'd); 0 or -errno. */
 int filter_body_build(enum filter_body_kind kind, struct sock_fprog *prog);
 /* The highest syscall number libseccomp knows for an arch. */

@@ -16,13 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "filter.h"
 #include "signals.h"
 #include "tracee_mem.h"
 #include "util.h"
 
-#ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
-#define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
-#endif
 #ifndef PTRACE_EVENT_STOP
 #define PTRACE_EVENT_STOP 128
 #endif
@@ -207,6 +205,25 @@ static enum inject_result run_to_exit(struct borrowed *b,
 	}
 }
 
+/* Back to the syscall instruction the thread stopped after, to make
+ * syscall nr there: not a syscall to restart, should a signal come. */
+static void rewind_to_call(struct user_regs_struct *regs, long nr)
+{
+	regs->rip -= SYSCALL_INSN_LEN;
+	regs->rax = (unsigned long long)nr;
+	regs->orig_rax = (unsigned long long)-1;
+}
+
+static void put_args(struct user_regs_struct *regs, const uint64_t a[6])
+{
+	regs->rdi = a[0];
+	regs->rsi = a[1];
+	regs->rdx = a[2];
+	regs->r10 = a[3];
+	regs->r8 = a[4];
+	regs->r9 = a[5];
+}
+
 /*
  * Makes the thread run syscall nr(a0, a1, a2, a3, a4, a5); *ret is its
  * result.  The first call at an entry stop takes the place of the task's
@@ -221,20 +238,11 @@ static enum inject_result call(struct borrowed *b, long nr, const uint64_t a[6],
 
 	bool swap = b->at_entry && !b->swapped;
 
-	if (swap) {
+	if (swap)
 		regs.orig_rax = (unsigned long long)nr;
-	} else {
-		regs.rip -= SYSCALL_INSN_LEN;
-		regs.rax = (unsigned long long)nr;
-		/* Not a syscall to restart, should a signal come. */
-		regs.orig_rax = (unsigned long long)-1;
-	}
-	regs.rdi = a[0];
-	regs.rsi = a[1];
-	regs.rdx = a[2];
-	regs.r10 = a[3];
-	regs.r8 = a[4];
-	regs.r9 = a[5];
+	else
+		rewind_to_call(&regs, nr);
+	put_args(&regs, a);
 	out->err = set_regs(b->tid, &regs);
 	if (out->err)
 		return INJECT_FAILED;
@@ -352,14 +360,11 @@ int inject_park(pid_t tid, struct parked *p)
 		give_back(&b);
 		return -ENOEXEC;
 	}
-	regs = b.regs;
-	regs.rip -= SYSCALL_INSN_LEN;
-	regs.rax = SYS_ppoll;
 	/* ppoll(NULL, 0, NULL, NULL, 8): sleeps until a signal, and every
 	 * one is blocked; the seize's interrupt wakes it. */
-	regs.rdi = regs.rsi = regs.rdx = regs.r10 = 0;
-	regs.r8 = sizeof(uint64_t);
-	regs.orig_rax = (unsigned long long)-1; /* nothing to restart */
+	regs = b.regs;
+	rewind_to_call(&regs, SYS_ppoll);
+	put_args(&regs, (const uint64_t[6]){ 0, 0, 0, 0, sizeof(uint64_t), 0 });
 	err = set_regs(tid, &regs);
 	if (err) {
 		give_back(&b);

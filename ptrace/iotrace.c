@@ -931,8 +931,9 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 			op.ofd = linked;
 			sb_adds(&from, linked->path);
 			/* The file is known by its new name from here on. */
-			if (ret == 0 && linked->inode_id)
-				path_inode(io, sb_str(&to));
+			if (ret == 0)
+				file_add_path(&io->files, linked->inode_id,
+					      sb_str(&to));
 		} else if (type == 'H' && dirfd1 == -1) {
 			/* symlink's target is a string, not a task's path */
 			char target[PATH_MAX];

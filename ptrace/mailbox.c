@@ -27,6 +27,13 @@ static void doorbell_main(void)
 		pause();
 }
 
+static void doorbell_kill(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+}
+
 /* A new doorbell, seized by the calling thread: its pid, or -errno. */
 static pid_t doorbell_start(void)
 {
@@ -40,9 +47,7 @@ static pid_t doorbell_start(void)
 	if (ptrace(PTRACE_SEIZE, pid, 0L, (long)PTRACE_O_EXITKILL) == 0)
 		return pid;
 	err = -errno;
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-		;
+	doorbell_kill(pid);
 	return err;
 }
 
@@ -67,14 +72,16 @@ void mailbox_doorbell_died(struct mailbox *box)
 
 void mailbox_close(struct mailbox *box)
 {
-	if (box->doorbell > 0) {
-		kill(box->doorbell, SIGKILL);
-		while (waitpid(box->doorbell, NULL, __WALL) < 0 &&
-		       errno == EINTR)
-			;
-	}
+	if (box->doorbell > 0)
+		doorbell_kill(box->doorbell);
 	free(box->mail);
 	memset(box, 0, sizeof(*box));
+}
+
+void mailbox_ring(const struct mailbox *box)
+{
+	if (box->doorbell > 0)
+		kill(box->doorbell, DOORBELL_SIGNAL);
 }
 
 void mailbox_post(struct mailbox *box, const struct mail *m)
@@ -84,16 +91,19 @@ void mailbox_post(struct mailbox *box, const struct mail *m)
 		box->mail = xrealloc(box->mail, box->alloc * sizeof(*m));
 	}
 	box->mail[box->count++] = *m;
-	if (box->doorbell > 0)
-		kill(box->doorbell, DOORBELL_SIGNAL);
+	/* More mail in the box: a ring is on its way, and the owner reads
+	 * it all at once. */
+	if (box->count - box->head == 1)
+		mailbox_ring(box);
 }
 
 bool mailbox_take(struct mailbox *box, struct mail *out)
 {
-	if (!box->count)
+	if (box->head == box->count) {
+		box->head = box->count = 0;
 		return false;
-	*out = box->mail[0];
-	memmove(box->mail, box->mail + 1, --box->count * sizeof(*out));
+	}
+	*out = box->mail[box->head++];
 	return true;
 }
 

@@ -33,14 +33,16 @@ struct mail {
 
 struct mailbox {
 	pid_t doorbell; /* 0: none */
-	struct mail *mail;
-	size_t count, alloc;
+	struct mail *mail; /* [head, count) not read yet */
+	size_t head, count, alloc;
 };
 
 /* In the owning thread: starts and seizes the doorbell.  0 or -errno. */
 int mailbox_open(struct mailbox *box);
 /* In the owning thread: kills and reaps the doorbell, drops the mail. */
 void mailbox_close(struct mailbox *box);
+/* Any thread, under the tracer's lock: wakes the owner. */
+void mailbox_ring(const struct mailbox *box);
 /* Any thread, under the tracer's lock: adds a message and rings. */
 void mailbox_post(struct mailbox *box, const struct mail *m);
 /* The owner, under the lock: takes the oldest message; false if none. */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <linux/audit.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -42,12 +43,6 @@ struct spin {
 	unsigned backoff, skip;
 };
 
-/*
- * A tracer thread.  ptrace binds a tracee to the thread that attached it,
- * and the kernel attaches a child to its parent's; with more than one,
- * a new process may be handed to another (hand_over), so that tracees
- * on different CPUs are served by different threads (tracer.md).
- */
 /* A resume decided under the lock, made after it (see resume()). */
 struct pending_resume {
 	pid_t tid;
@@ -55,6 +50,12 @@ struct pending_resume {
 	int sig;
 };
 
+/*
+ * A tracer thread.  ptrace binds a tracee to the thread that attached it,
+ * and the kernel attaches a child to its parent's; with more than one,
+ * a new process may be handed to another (hand_over), so that tracees
+ * on different CPUs are served by different threads (tracer.md).
+ */
 struct worker {
 	int index;
 	pid_t tid;
@@ -257,12 +258,12 @@ static struct worker *least_loaded(struct tracer *tr, const struct process *p)
 
 /* Whether p has only the filters the tracer knows of: none of its own,
  * which could refuse the ppoll a parked process sleeps in. */
+static uint64_t filters_of(struct tracer *tr, pid_t pid, pid_t tid);
+
 static bool only_our_filters(struct tracer *tr, const struct process *p)
 {
-	struct proc_status st;
-
-	return read_task_status(tr->table.procfd, p->rec.pid, 0, &st) == 0 &&
-	       st.seccomp_filters == tr->base_filters + p->scope.filters;
+	return filters_of(tr, p->rec.pid, p->rec.pid) ==
+	       tr->base_filters + p->scope.filters;
 }
 
 /*
@@ -903,8 +904,8 @@ static void check_over(struct tracer *tr)
 		return;
 	tr->quit = true;
 	for (int i = 0; i < tr->nworkers; i++)
-		if (&tr->workers[i] != self && tr->workers[i].box.doorbell > 0)
-			kill(tr->workers[i].box.doorbell, SIGUSR1);
+		if (&tr->workers[i] != self)
+			mailbox_ring(&tr->workers[i].box);
 }
 
 /*
@@ -930,29 +931,39 @@ static void retire(struct tracer *tr)
 	}
 }
 
+/* Under the lock, after an event: the flush tick, mail; true if this
+ * thread's work is over. */
+static bool between_events(struct tracer *tr)
+{
+	const struct tracer_config *cfg = tr->cfg;
+
+	if (self->index == 0 && *cfg->tick) {
+		*cfg->tick = 0;
+		trace_tick(cfg->sink);
+	}
+	read_mail(tr);
+	check_over(tr);
+	if (tr->quit)
+		return true;
+	if (!cfg->wait_orphans && main_gone(tr)) {
+		detach_remaining(tr);
+		return true;
+	}
+	return false;
+}
+
 /* A tracer thread's loop: until its tracees are gone (waitpid's ECHILD)
  * or, with several threads, all are; false if tracing broke off. */
 static void serve(struct tracer *tr)
 {
-	const struct tracer_config *cfg = tr->cfg;
 	struct worker *w = self;
 
+	lock(tr);
 	for (;;) {
-		int status;
+		int status, err;
 		pid_t tid;
-		bool over;
+		bool over = between_events(tr);
 
-		lock(tr);
-		if (w->index == 0 && *cfg->tick) {
-			*cfg->tick = 0;
-			trace_tick(cfg->sink);
-		}
-		read_mail(tr);
-		over = tr->quit;
-		if (!over && !cfg->wait_orphans && main_gone(tr)) {
-			detach_remaining(tr);
-			over = true;
-		}
 		unlock(tr);
 		resume_pending(w);
 		if (over)
@@ -963,14 +974,14 @@ static void serve(struct tracer *tr)
 			 * and waiting for this (wait_injected). */
 			atomic_store(&tr->stolen_status, status);
 			atomic_store(&tr->stolen, true);
+			lock(tr);
 			continue;
 		}
-		if (tid < 0) {
-			int err = errno;
-
-			if (err == EINTR)
-				continue;
-			lock(tr);
+		err = tid < 0 ? errno : 0;
+		lock(tr);
+		if (tid > 0) {
+			dispatch(tr, tid, status);
+		} else if (err != EINTR) {
 			if (err != ECHILD)
 				snprintf(tr->result->error,
 					 sizeof(tr->result->error),
@@ -979,12 +990,6 @@ static void serve(struct tracer *tr)
 			unlock(tr);
 			return;
 		}
-		lock(tr);
-		dispatch(tr, tid, status);
-		read_mail(tr);
-		check_over(tr);
-		unlock(tr);
-		resume_pending(w);
 	}
 }
 
@@ -1013,7 +1018,7 @@ static int worker_init(struct tracer *tr, int i, int procfd)
 struct start_arg {
 	struct worker *w;
 	int procfd;
-	pthread_barrier_t *ready;
+	sem_t *ready;
 	int err;
 };
 
@@ -1025,8 +1030,8 @@ static void *worker_start(void *arg)
 
 	self = w;
 	a->err = err;
-	/* *a is the starting thread's, gone once the barrier opens. */
-	pthread_barrier_wait(a->ready);
+	/* *a is the starting thread's, gone once it has its answer. */
+	sem_post(a->ready);
 	if (err)
 		return NULL;
 	return worker_main(w);
@@ -1041,11 +1046,11 @@ static void *worker_start(void *arg)
 static int start_workers(struct tracer *tr, int procfd)
 {
 	struct start_arg args[TRACER_MAX_THREADS];
-	pthread_barrier_t ready;
+	sem_t ready;
 	sigset_t all, old;
 	int started = 0, running = 1;
 
-	if (pthread_barrier_init(&ready, NULL, (unsigned)tr->nworkers) != 0)
+	if (sem_init(&ready, 0, 0) != 0)
 		return 1;
 	/* Not SIGCHLD: each stop of a thread's tracee sends one to that
 	 * thread, and a blocked one would be queued and woken for instead
@@ -1064,11 +1069,10 @@ static int start_workers(struct tracer *tr, int procfd)
 		started++;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	/* Threads not started stand in at the barrier as this one. */
-	for (int i = started + 1; i < tr->nworkers; i++)
-		pthread_barrier_wait(&ready);
-	pthread_barrier_wait(&ready);
-	pthread_barrier_destroy(&ready);
+	for (int i = 0; i < started; i++)
+		while (sem_wait(&ready) < 0)
+			;
+	sem_destroy(&ready);
 	for (int i = 1; i <= started; i++)
 		running += args[i].err == 0;
 	return running;
@@ -1142,13 +1146,14 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	self = &tr.workers[0];
 	if (worker_init(&tr, 0, procfd) < 0)
 		tr.nworkers = 1;
-	started = tr.nworkers - 1;
-	if (tr.nworkers > 1 && start_workers(&tr, procfd) < 2)
-		tr.nworkers = 1; /* they end at their first waitpid */
-	result->threads = tr.nworkers;
+	/* Before the other threads run: none is over while it lives. */
 	lock(&tr);
 	tracee_get(&tr.table, main_pid, getpid());
 	unlock(&tr);
+	started = tr.nworkers - 1;
+	if (tr.nworkers > 1 && start_workers(&tr, procfd) < 2)
+		tr.nworkers = 1; /* none could start: they have ended */
+	result->threads = tr.nworkers;
 	serve(&tr);
 	if (tr.nworkers > 1) {
 		stop_workers(&tr, started);

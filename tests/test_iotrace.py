@@ -1358,6 +1358,36 @@ def test_handovers_under_a_filter_from_before_iowrap(tmp_path, denied,
     assert t.summary["tracing"]["handoffs"] > 0
 
 
+def test_a_killed_doorbell_is_started_again(tmp_path):
+    """The task kills iowrap's doorbells (the helper processes a tracer
+    thread is woken through: every child of iowrap's threads but the
+    task); each thread starts a new one, so two readers started after
+    are still handed over and traced whole."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(10000))
+    script = tmp_path / "readers.py"
+    script.write_text("""import glob, os, signal, sys, time
+iowrap = os.getppid()
+for f in glob.glob(f"/proc/{iowrap}/task/*/children"):
+    for pid in open(f).read().split():
+        if int(pid) != os.getpid():
+            os.kill(int(pid), signal.SIGKILL)
+time.sleep(0.2)
+""" + PARALLEL_READERS)
+    t = run_iowrap(["--tracer-threads", "2", "--level", "full", "--",
+                    "/usr/bin/python3", "-S", str(script), str(data), "200"],
+                   outdir=tmp_path / "t", timeout=60)
+    assert t.returncode == 0, t.stderr
+    tracing = t.summary["tracing"]
+    assert (tracing["complete"], tracing["problems"]) == (True, [])
+    assert tracing["handoffs"] > 0
+    pids = [int(p) for p in t.stdout.split()]
+    reads = collections.Counter(int(r["pid"]) for r in
+                                csv.DictReader(open(t.dir / "io.csv"))
+                                if r["type"] == "R" and int(r["pid"]) in pids)
+    assert reads == {pid: 4 * 200 for pid in pids}
+
+
 def test_new_descriptors_under_a_signal_storm(tmp_path):
     """Sixty files opened on sixty new descriptor numbers (past the cap on
     filters per process, and past 64) while a 200 us interval timer
