@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iowrap's own signal handling.  Termination and user signals sent to
- * iowrap are forwarded to the task; iowrap ignores the job-control stop
+ * iowrap are forwarded to the task, by a thread of their own, unless a
+ * traced process of the task sent them; iowrap ignores the job-control stop
  * signals so that a stop reaches it only through the task (see
  * follow_job_stop in ptrace/tracer.c).  The child restores everything the
  * task would have inherited before it execs.
@@ -23,6 +24,13 @@ void signals_setup(void);
 void signals_restore_for_child(void);
 /* Where forwarded signals go from now on (and those that came early). */
 void signals_set_target(pid_t pid);
+/*
+ * Forwards every signal sent to iowrap so far.  Called at a tracee's exit
+ * stop, so that a signal it sent is judged while it is still traced (no
+ * later than that stop, the forwarding thread's reading included): once
+ * gone it would look like anyone's.
+ */
+void signals_settle(void);
 /* A SIGALRM every second sets signals_tick (and interrupts waitpid). */
 void signals_start_ticker(void);
 void signals_stop_ticker(void);

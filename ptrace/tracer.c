@@ -651,6 +651,7 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
+		signals_settle();
 		if (process_exit_stop(&tr->table, t) && tr->io_on)
 			iotrace_process_exit(&tr->io, t);
 		resume(t, 0);

@@ -1334,6 +1334,23 @@ def test_signal_from_a_tracee_of_another_thread_is_not_forwarded(tmp_path,
     assert (t.summary["tracing"]["handoffs"] > 0) == (threads == "2")
 
 
+def test_a_tracee_signal_sent_just_before_its_exit_is_not_forwarded(tmp_path):
+    """50 children, each handed to the second tracer thread, send iowrap
+    SIGUSR1 and exit at once while the first thread and the CPUs are busy:
+    whether a signal came from a tracee is settled no later than the
+    sender's exit stop, not when iowrap gets round to it (then the sender
+    may be reaped and look like anyone: 6 of 10 runs forwarded some)."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(8192))
+    for run in range(5):
+        t = run_iowrap(["--tracer-threads", "2", "--level", "full", "--",
+                        helper("orphans"), "lastwords", str(data), "50"],
+                       outdir=tmp_path / str(run), timeout=60)
+        assert (t.returncode, t.stdout) == (0, "SIGUSR1 received 0\n"), \
+            (run, t.stderr)
+        assert t.summary["tracing"]["handoffs"] > 0
+
+
 @pytest.mark.parametrize("denied, handed_over", [("1000", True),
                                                   ("271", False)])
 def test_handovers_under_a_filter_from_before_iowrap(tmp_path, denied,

@@ -12,6 +12,13 @@
  *                          tracer thread, send iowrap SIGUSR1: a
  *                          tracee's signal, not forwarded to this (main)
  *                          process; prints how many it got
+ *   orphans lastwords FILE N
+ *                          N children in turn send iowrap SIGUSR1 and
+ *                          exit at once, while one other reads FILE
+ *                          (keeping this process's tracer thread busy:
+ *                          they are handed over) and one spins: the
+ *                          sender is often reaped before iowrap's other
+ *                          threads run again; prints how many it got
  * Every open reads 4096 bytes (FILE must be larger).
  */
 #define _GNU_SOURCE
@@ -132,6 +139,45 @@ static int signal_iowrap(const char *file)
 	return 0;
 }
 
+static pid_t busy_child(const char *file)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		for (;;)
+			if (file)
+				read_once(file);
+	return pid;
+}
+
+/* Each child's signal is its last act: whether it came from a tracee
+ * must not depend on iowrap looking before the child is gone. */
+static int last_words(const char *file, int n)
+{
+	pid_t iowrap = getppid(), spin[2], child;
+
+	signal(SIGUSR1, count);
+	spin[0] = busy_child(file);
+	spin[1] = busy_child(NULL);
+	for (int i = 0; i < n; i++) {
+		child = fork();
+		if (child == 0) {
+			kill(iowrap, SIGUSR1);
+			_exit(0);
+		}
+		if (child > 0)
+			waitpid(child, NULL, 0);
+	}
+	for (int i = 0; i < 2; i++)
+		if (spin[i] > 0) {
+			kill(spin[i], SIGKILL);
+			waitpid(spin[i], NULL, 0);
+		}
+	usleep(100000); /* a forwarded signal would be here by now */
+	printf("SIGUSR1 received %d\n", (int)got);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && strcmp(argv[1], "fds") == 0)
@@ -140,6 +186,9 @@ int main(int argc, char **argv)
 		return clone_parent(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "signal") == 0)
 		return signal_iowrap(argv[2]);
-	fprintf(stderr, "usage: orphans fds|cparent|signal FILE [N]\n");
+	if (argc == 4 && strcmp(argv[1], "lastwords") == 0)
+		return last_words(argv[2], atoi(argv[3]));
+	fprintf(stderr,
+		"usage: orphans fds|cparent|signal|lastwords FILE [N]\n");
 	return 2;
 }
