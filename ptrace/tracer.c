@@ -233,9 +233,21 @@ static void follow_job_stop(int sig)
  * for its children (make, a shell) does not stop. */
 #define BUSY_US 5000
 
-/* The tracer thread with the fewest busy tracees, the new process and
- * its parent not counted: the parent usually waits for it. */
-static struct worker *least_loaded(struct tracer *tr, const struct process *p)
+/* Whether busy tracee o counts against the tracer thread of fresh one:
+ * a new process's parent usually waits for it, and the process itself
+ * is new; a new thread's siblings go on. */
+static bool counts_as_load(const struct tracee *o, const struct tracee *fresh)
+{
+	const struct process *p = fresh->proc;
+
+	if (fresh->tid != p->rec.pid)
+		return o != fresh;
+	return o->proc != p && o->proc->rec.pid != p->rec.ppid;
+}
+
+/* The tracer thread with the fewest busy tracees (counts_as_load). */
+static struct worker *least_loaded(struct tracer *tr,
+				   const struct tracee *fresh)
 {
 	unsigned count[TRACER_MAX_THREADS] = { 0 };
 	const struct pidmap *m = &tr->table.tracees;
@@ -246,7 +258,7 @@ static struct worker *least_loaded(struct tracer *tr, const struct process *p)
 		const struct tracee *t = m->slot[i].value;
 
 		if (m->slot[i].key && t->last_stop_us >= busy_since &&
-		    t->proc != p && t->proc->rec.pid != p->rec.ppid)
+		    counts_as_load(t, fresh))
 			count[t->owner]++;
 	}
 	/* A thread whose doorbell could not be set up has stopped. */
@@ -260,30 +272,40 @@ static struct worker *least_loaded(struct tracer *tr, const struct process *p)
  * which could refuse the ppoll a parked process sleeps in. */
 static uint64_t filters_of(struct tracer *tr, pid_t pid, pid_t tid);
 
-static bool only_our_filters(struct tracer *tr, const struct process *p)
+static bool only_our_filters(struct tracer *tr, const struct tracee *t)
 {
-	return filters_of(tr, p->rec.pid, p->rec.pid) ==
-	       tr->base_filters + p->scope.filters;
+	return filters_of(tr, t->proc->rec.pid, t->tid) ==
+	       tr->base_filters + t->proc->scope.filters;
+}
+
+/* A new process (its only thread), or a new thread of a process. */
+static bool may_change_thread(const struct tracer *tr, const struct tracee *t)
+{
+	const struct process *p = t->proc;
+
+	if (!t->fresh || t->tid == tr->main_pid)
+		return false;
+	return t->tid != p->rec.pid || (p->threads == t && !t->next);
 }
 
 /*
- * A new process at its first stop goes to the least busy tracer thread,
- * if that is another: parked (inject.h), detached, and taken over there
- * (take_over).  Its parked state is read with process_vm_readv, which the
- * kernel allows only where it would allow the seize: so the seize cannot
- * be refused, which would leave the process parked.  True if handed over.
+ * A new process or thread at its first stop goes to the least busy tracer
+ * thread, if that is another: parked (inject.h), detached, and taken over
+ * there (take_over).  Its parked state is read with process_vm_readv,
+ * which the kernel allows only where it would allow the seize: so the
+ * seize cannot be refused, which would leave it parked.  The threads of a
+ * process may so be on several tracer threads: see exec_owner.  True if
+ * handed over.
  */
 static bool hand_over(struct tracer *tr, struct tracee *t)
 {
-	struct process *p = t->proc;
 	struct mail m = { .kind = MAIL_TAKE, .tid = t->tid };
 	struct worker *to;
 
-	if (!tr->handoffs || !t->fresh || t->tid != p->rec.pid ||
-	    p->threads != t || t->next || p->rec.pid == tr->main_pid)
+	if (!tr->handoffs || !may_change_thread(tr, t))
 		return false;
-	to = least_loaded(tr, p);
-	if (to == self || !only_our_filters(tr, p) ||
+	to = least_loaded(tr, t);
+	if (to == self || !only_our_filters(tr, t) ||
 	    inject_park(t->tid, &m.parked) < 0)
 		return false;
 	if (ptrace(PTRACE_DETACH, t->tid, 0L, 0L) < 0) {
@@ -863,6 +885,27 @@ static struct tracee *new_tracee(struct tracer *tr, pid_t tid)
 	return t;
 }
 
+/*
+ * An exec by a thread other than the leader gives the execing thread the
+ * leader's tid (the leader is gone): its exec stop comes under the
+ * leader's tid from the execing thread's tracer thread, which may not be
+ * the leader's, and may reach the first thread's wait as well (the real
+ * parent's).  With threads on several tracer threads, /proc names it.
+ */
+static void exec_owner(struct tracer *tr, struct tracee *t)
+{
+	struct proc_status st;
+	bool mixed = false;
+
+	for (const struct tracee *o = t->proc->threads; o; o = o->next)
+		mixed |= o->owner != t->owner;
+	if (!mixed || read_task_status(tr->table.procfd, t->tid, 0, &st) < 0)
+		return;
+	for (int i = 0; i < tr->nworkers; i++)
+		if (st.tracer_pid && tr->workers[i].tid == st.tracer_pid)
+			t->owner = i;
+}
+
 /* An event this thread's waitpid() returned, under the lock. */
 static void dispatch(struct tracer *tr, pid_t tid, int status)
 {
@@ -882,6 +925,8 @@ static void dispatch(struct tracer *tr, pid_t tid, int status)
 	t = tracee_find(&tr->table, tid);
 	if (!t)
 		t = new_tracee(tr, tid);
+	if (is_exec_stop(status))
+		exec_owner(tr, t);
 	if (t->owner != self->index) {
 		/* An orphan's stop, taken by our wait as its new parent's:
 		 * its tracer thread handles it. */

@@ -1360,6 +1360,63 @@ def test_parallel_processes_with_tracer_threads(tmp_path, threads):
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
+def test_parallel_threads_with_tracer_threads(tmp_path, threads):
+    """Threads started while the main thread reads in a loop: with two
+    tracer threads they are handed to the other one (each thread is a
+    tracee of its own; one process's threads then have two tracer
+    threads); with one, none is.  Every pread of every thread is in the
+    trace under its tid, at offset 0."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(8192))
+    t = run_iowrap(["--tracer-threads", threads, "--level", "full", "--",
+                    helper("threadio"), "readers", str(data), "3"],
+                   outdir=tmp_path / "t", timeout=60)
+    assert t.returncode == 0, t.stderr
+    tracing = t.summary["tracing"]
+    assert (tracing["tracer_threads"], tracing["complete"],
+            tracing["problems"]) == (int(threads), True, [])
+    assert (tracing["handoffs"] > 0) == (threads == "2")
+    counts = dict(line.split() for line in t.stdout.splitlines())
+    assert sorted(counts.values()) == ["200"] * 3
+    rows = [r for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["type"] == "R" and r["pid"] in counts]
+    for tid in counts:
+        assert [(r["offset"], r["result"]) for r in rows
+                if r["pid"] == tid] == [("0", "4096")] * 200
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_exec_by_a_thread_of_another_tracer_thread(tmp_path, threads):
+    """A thread execs while its main thread reads: with two tracer threads
+    the execing thread is on the other one, and the exec stop comes under
+    the main thread's tid from that thread's tracer (or, as the real
+    parent's, to the first one's wait): the new program is traced whole."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(8192))
+    t = run_iowrap(["--tracer-threads", threads, "--level", "full", "--",
+                    helper("threadio"), "exec", str(data)],
+                   outdir=tmp_path / "t", timeout=60, text=False)
+    assert t.returncode == 0, t.stderr
+    assert t.stdout == data.read_bytes()
+    tracing = t.summary["tracing"]
+    assert (tracing["complete"], tracing["problems"]) == (True, [])
+    assert (tracing["handoffs"] == 1) == (threads == "2")
+    (proc,) = t.procs
+    assert (proc["exe"], proc["execs"]) == ("/usr/bin/cat", "2")
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    (x,) = [i for i, r in enumerate(rows)
+            if r["type"] == "X" and r["path"] == "/bin/cat"]
+    assert (rows[x]["pid"], rows[x]["result"]) == (proc["pid"], "0")
+    after = rows[x + 1:]
+    (handle,) = [r["handle"] for r in after
+                 if r["type"] == "O" and r["path"] == str(data)]
+    reads = [int(r["result"]) for r in after
+             if r["type"] == "R" and r["handle"] == handle]
+    assert (sum(reads), reads[-1]) == (8192, 0)
+    assert {r["pid"] for r in after} == {proc["pid"]}
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
 @pytest.mark.parametrize("what, reads", [("fds", 4 * 300), ("cparent", 50)])
 def test_orphans_of_iowrap_on_other_tracer_threads(tmp_path, threads, what,
                                                    reads):
