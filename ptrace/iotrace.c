@@ -824,9 +824,9 @@ static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
 /*
  * Filesystems whose regular files take lseek(SEEK_SET) through the VFS's
  * generic_file_llseek (vfs_setpos): any offset from 0 to their maximum
- * file size, at least 2 GiB, is set and returned as it is.  Others
- * (procfs, sysfs, ...) may keep their own rules: their lseeks keep their
- * exit stop.
+ * file size, at least 2 GiB, is set and returned as it is.  Others keep
+ * the exit stop: procfs, sysfs and the like have rules of their own, and
+ * a FUSE server may open a file nonseekable (ESPIPE).
  */
 static const unsigned long generic_seek_fs[] = {
 	0xEF53, /* ext2, ext3, ext4 */
@@ -836,7 +836,6 @@ static const unsigned long generic_seek_fs[] = {
 	0x858458F6, /* ramfs */
 	0x794C7630, /* overlay */
 	0x6969, /* nfs */
-	0x65735546, /* fuse (SEEK_SET never reaches the server) */
 	0x2FC12FC1, /* zfs */
 	0xF2F52010, /* f2fs */
 	0xFF534D42, /* cifs */
@@ -888,7 +887,8 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 	    off > INT32_MAX || !t->call.alone || fds_of(t->proc)->refs != 1)
 		return false;
 	o = lookup_fd(io, t->proc, fd);
-	if (!o || !o->traced || o->refs != 1)
+	/* An O_PATH descriptor refuses lseek (EBADF). */
+	if (!o || !o->traced || o->refs != 1 || (o->flags & O_PATH))
 		return false;
 	if (o->generic_seek < 0)
 		o->generic_seek = fs_has_generic_seek(io, t->proc->rec.pid, fd);

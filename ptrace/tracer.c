@@ -278,6 +278,48 @@ static bool only_our_filters(struct tracer *tr, const struct tracee *t)
 	       tr->base_filters + t->proc->scope.filters;
 }
 
+static bool is_exec_call(const struct tracee *t)
+{
+	return t->call.active &&
+	       (t->call.id == SC_EXECVE || t->call.id == SC_EXECVEAT);
+}
+
+/*
+ * An exec holds the process's cred_guard_mutex, which PTRACE_SEIZE needs,
+ * while it waits for the other threads to end, and their exit stops need
+ * their tracer threads: a seize of a sibling then would wait for ever.
+ * So a thread is not handed over while one of its process is in an exec,
+ * and an exec waits at its entry stop (before the kernel takes the mutex)
+ * while a thread of its process is being handed over (release_execs).
+ */
+static bool exec_in(const struct process *p)
+{
+	for (const struct tracee *o = p->threads; o; o = o->next)
+		if (is_exec_call(o))
+			return true;
+	return false;
+}
+
+static bool handing_in(const struct process *p)
+{
+	for (const struct tracee *o = p->threads; o; o = o->next)
+		if (o->handing)
+			return true;
+	return false;
+}
+
+/* The execs held while p's threads were handed over go on. */
+static void release_execs(struct process *p)
+{
+	if (handing_in(p))
+		return;
+	for (struct tracee *o = p->threads; o; o = o->next)
+		if (o->exec_held) {
+			o->exec_held = false;
+			resume(o, 0);
+		}
+}
+
 /* A new process (its only thread), or a new thread of a process. */
 static bool may_change_thread(const struct tracer *tr, const struct tracee *t)
 {
@@ -285,7 +327,9 @@ static bool may_change_thread(const struct tracer *tr, const struct tracee *t)
 
 	if (!t->fresh || t->tid == tr->main_pid)
 		return false;
-	return t->tid != p->rec.pid || (p->threads == t && !t->next);
+	if (t->tid != p->rec.pid)
+		return !exec_in(p);
+	return p->threads == t && !t->next;
 }
 
 /*
@@ -313,6 +357,7 @@ static bool hand_over(struct tracer *tr, struct tracee *t)
 		return false;
 	}
 	t->owner = to->index;
+	t->handing = true;
 	tr->result->handoffs++;
 	mailbox_post(&to->box, &m);
 	return true;
@@ -323,20 +368,24 @@ static bool hand_over(struct tracer *tr, struct tracee *t)
 static void take_over(struct tracer *tr, const struct mail *m)
 {
 	struct tracee *t = tracee_find(&tr->table, m->tid);
+	struct process *p;
 
 	if (!t || t->owner != self->index)
 		return;
+	t->handing = false;
 	if (tracer_seize(m->tid, tr->cfg->level) < 0 ||
 	    ptrace(PTRACE_INTERRUPT, m->tid, 0L, 0L) < 0) {
 		/* Killed while parked: its death goes to its parent alone. */
-		struct process *p = tracee_drop(&tr->table, t);
-
+		p = tracee_drop(&tr->table, t);
 		if (!p->threads)
 			finish_process(tr, p, -1);
+		else
+			release_execs(p);
 		return;
 	}
 	t->parked = xmalloc(sizeof(*t->parked));
 	*t->parked = m->parked;
+	release_execs(t->proc);
 }
 
 /* The first stop under the new thread (the interrupt's, or a group stop
@@ -511,6 +560,11 @@ static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 		t->call.active = true;
 		t->call.skip_entry = tr->seccomp_before_sysentry;
 	}
+	/* See exec_in: take_over resumes it. */
+	if (next == ENTRY_TO_EXIT && is_exec_call(t) && handing_in(t->proc)) {
+		t->exec_held = true;
+		return;
+	}
 	/* Held: end_call() or the exit of the call before resumes it. */
 	if (next != ENTRY_HOLD)
 		resume(t, 0);
@@ -636,6 +690,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 
 	if (t->parked)
 		restore_parked(t);
+	/* Out of its hold (a SIGKILL woke it): not to be resumed again. */
+	t->exec_held = false;
 
 	if (sig == SYSCALL_STOP) {
 		handle_syscall_stop(tr, t);

@@ -595,6 +595,11 @@ t = threading.Thread(target=os.lseek, args=(f, 9, os.SEEK_SET))
 t.start()
 t.join()
 os.lseek(f, 4, os.SEEK_SET)
+h = os.open('text.txt', os.O_PATH)
+try:
+    os.lseek(h, 100, os.SEEK_SET)
+except OSError:
+    pass
 """
 
 
@@ -602,7 +607,8 @@ def test_lseek_results_known_at_entry_match_strace(workdir, tmp_path):
     """lseek(SEEK_SET) to 0..2 GiB of a traced file on ext4 or tmpfs, by a
     process of one thread with the description to itself, is an L row
     written at the entry (no exit stop); beyond 2 GiB, negative, other
-    whences, a dup, a forked child, a second thread keep the exit stop.
+    whences, a dup, a forked child, a second thread, an O_PATH descriptor
+    (EBADF) keep the exit stop.
     Every row's result and offset are the kernel's (strace's)."""
     script = tmp_path / "seeks.py"
     script.write_text(LSEEKS)
@@ -619,7 +625,7 @@ def test_lseek_results_known_at_entry_match_strace(workdir, tmp_path):
         if m and m.group(1) == text:
             want.append(-getattr(errno, m.group(3)) if m.group(3) else
                         int(m.group(2)))
-    assert len(want) == 14 and -errno.EINVAL in want
+    assert len(want) == 15 and {-errno.EINVAL, -errno.EBADF} < set(want)
     t = run_iowrap(["--level", "full", "--"] + cmd, outdir=tmp_path / "t",
                    cwd=workdir)
     assert t.returncode == 0, t.stderr
@@ -1383,6 +1389,28 @@ def test_parallel_threads_with_tracer_threads(tmp_path, threads):
     for tid in counts:
         assert [(r["offset"], r["result"]) for r in rows
                 if r["pid"] == tid] == [("0", "4096")] * 200
+
+
+def test_exec_while_threads_are_handed_over(tmp_path):
+    """Four processes each start two threads (handed to the other tracer
+    thread while the main thread reads) and exec at once: an exec holds
+    the lock PTRACE_SEIZE needs while it waits for the other threads'
+    exit stops, so a thread is not handed over during an exec and an exec
+    waits at its entry while a thread is handed over.  Before, 3 of 40
+    runs hung for good."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(8192))
+    handoffs = 0
+    for run in range(30):
+        t = run_iowrap(["--tracer-threads", "2", "--level", "full", "--",
+                        helper("threadio"), "execrace", str(data)],
+                       outdir=tmp_path / str(run), timeout=30)
+        assert t.returncode == 0, (run, t.stderr)
+        tracing = t.summary["tracing"]
+        assert (tracing["complete"], tracing["problems"]) == (True, [])
+        assert [p["exe"] for p in t.procs].count("/usr/bin/true") == 4
+        handoffs += tracing["handoffs"]
+    assert handoffs > 0
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])

@@ -7,6 +7,10 @@
  *                             pread, and print "TID COUNT"
  *   threadio exec FILE        a thread execs cat FILE (which ends the
  *                             main thread)
+ *   threadio execrace FILE    4 processes each start 2 threads and exec
+ *                             /bin/true at once from the main thread,
+ *                             while the new threads may be being handed
+ *                             over
  *
  * FILE must hold at least 4096 bytes.
  */
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define READS 200
@@ -79,6 +84,44 @@ static int run(int n, void *(*fn)(void *))
 	return 0;
 }
 
+static void *read_some(void *arg)
+{
+	for (int i = 0; i < 20; i++)
+		busy_read();
+	return arg;
+}
+
+/* An exec while a sibling is parked for another tracer thread must not
+ * wait for a seize that waits for the exec. */
+static void exec_while_threads_start(void)
+{
+	pthread_t t[2];
+
+	busy_fd = open(file, O_RDONLY);
+	if (busy_fd < 0)
+		_exit(2);
+	for (int i = 0; i < 100; i++)
+		busy_read();
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, read_some, NULL) != 0)
+			_exit(2);
+	execl("/bin/true", "true", (char *)NULL);
+	_exit(99);
+}
+
+static int execrace(void)
+{
+	int status, failed = 0;
+
+	for (int i = 0; i < 4; i++)
+		if (fork() == 0)
+			exec_while_threads_start();
+	for (int i = 0; i < 4; i++)
+		if (wait(&status) < 0 || status != 0)
+			failed = 1;
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -90,6 +133,11 @@ int main(int argc, char **argv)
 		file = argv[2];
 		return run(1, exec_cat);
 	}
-	fprintf(stderr, "usage: threadio readers FILE N | exec FILE\n");
+	if (argc == 3 && strcmp(argv[1], "execrace") == 0) {
+		file = argv[2];
+		return execrace();
+	}
+	fprintf(stderr,
+		"usage: threadio readers FILE N | exec FILE | execrace FILE\n");
 	return 2;
 }
