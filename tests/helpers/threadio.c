@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Threads started while the main thread keeps iowrap's tracer thread busy
- * (it reads in a loop), so that they are handed to another one.
+ * (it reads in a loop): where a new process would be handed to another
+ * tracer thread (a new thread stays; tracer.c, may_change_thread).
  *
  *   threadio readers FILE N   N threads each read FILE 200 times with
  *                             pread, and print "TID COUNT"
