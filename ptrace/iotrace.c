@@ -437,11 +437,20 @@ static void end_times(struct tracee *t, struct io_event *ev)
 	}
 	if (!t->call.alone || t->proc->live_threads != 1) {
 		process_times(t, &ev->utime_end_us, &ev->stime_end_us);
-		return;
+	} else {
+		read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_PROF,
+				      &prof_ns);
+		ev->utime_end_us = ev->utime_start_us;
+		ev->stime_end_us =
+			u64_minus(prof_ns / 1000, ev->utime_start_us);
 	}
-	read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_PROF, &prof_ns);
-	ev->utime_end_us = ev->utime_start_us;
-	ev->stime_end_us = u64_minus(prof_ns / 1000, ev->utime_start_us);
+	/* Two clocks read one after the other, each cut to microseconds:
+	 * their difference (system time) can come out a microsecond below
+	 * the start's (seen in CI).  Neither time goes back. */
+	if (ev->utime_end_us < ev->utime_start_us)
+		ev->utime_end_us = ev->utime_start_us;
+	if (ev->stime_end_us < ev->stime_start_us)
+		ev->stime_end_us = ev->stime_start_us;
 }
 
 struct op {
