@@ -140,12 +140,20 @@ static bool excluded(const struct iotrace *io, const char *path)
 	return false;
 }
 
+#define FD_LINK_SIZE 48
+
+/* "PID/fd/N" under /proc: the task's fd as the kernel shows it. */
+static void fd_link(char *link, pid_t pid, int fd)
+{
+	snprintf(link, FD_LINK_SIZE, "%d/fd/%d", (int)pid, fd);
+}
+
 /* stat(2) of what the task's fd refers to, through /proc/PID/fd/N. */
 static int fd_stat(struct iotrace *io, pid_t pid, int fd, struct stat *st)
 {
-	char link[48];
+	char link[FD_LINK_SIZE];
 
-	snprintf(link, sizeof(link), "%d/fd/%d", (int)pid, fd);
+	fd_link(link, pid, fd);
 	return fstatat(io->procfd, link, st, 0);
 }
 
@@ -858,11 +866,11 @@ static const unsigned long generic_seek_fs[] = {
 
 static bool fs_has_generic_seek(struct iotrace *io, pid_t pid, int fd)
 {
-	char link[48];
+	char link[FD_LINK_SIZE];
 	struct statfs sf;
 	int pfd, err;
 
-	snprintf(link, sizeof(link), "%d/fd/%d", (int)pid, fd);
+	fd_link(link, pid, fd);
 	pfd = openat(io->procfd, link, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return false;
@@ -891,8 +899,7 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 	int fd = arg_fd(t, 0);
 	struct ofd *o;
 
-	if (t->call.id != SC_LSEEK || is_i386(t) ||
-	    (uint32_t)t->call.args[2] != SEEK_SET || off < 0 ||
+	if (is_i386(t) || (uint32_t)t->call.args[2] != SEEK_SET || off < 0 ||
 	    off > INT32_MAX || !t->call.alone || fds_of(t->proc)->refs != 1)
 		return false;
 	o = lookup_fd(io, t->proc, fd);

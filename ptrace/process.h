@@ -61,11 +61,6 @@ struct tracee {
 	int owner;
 	pid_t tracer_tid; /* TracerPid when first seen (0: unknown) */
 	bool fresh; /* not resumed yet: at its first stop */
-	/* Parked and detached for another tracer thread, not seized yet. */
-	bool handing;
-	/* Held at its execve entry until no thread of its process is
-	 * handing (tracer.c's exec_in). */
-	bool exec_held;
 	int64_t last_stop_us; /* monotonic: when it last stopped */
 	struct parked *parked; /* handed to owner, which puts it back */
 };

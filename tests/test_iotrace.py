@@ -1369,7 +1369,7 @@ def test_parallel_processes_with_tracer_threads(tmp_path, threads):
 def test_parallel_threads_with_tracer_threads(tmp_path, threads):
     """Threads started while the main thread reads in a loop stay on
     their process's tracer thread (handing them over hung a thread's exec
-    under the scoped filter: tracer.c, may_change_thread), whether one or
+    under the scoped filter: tracer.c, hand_over), whether one or
     two tracer threads run.  Every pread of every thread is in the trace
     under its tid, at offset 0."""
     data = tmp_path / "data.bin"

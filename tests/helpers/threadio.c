@@ -2,7 +2,7 @@
 /*
  * Threads started while the main thread keeps iowrap's tracer thread busy
  * (it reads in a loop): where a new process would be handed to another
- * tracer thread (a new thread stays; tracer.c, may_change_thread).
+ * tracer thread (a new thread stays; tracer.c, hand_over).
  *
  *   threadio readers FILE N   N threads each read FILE 200 times with
  *                             pread, and print "TID COUNT"
