@@ -5,8 +5,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -25,6 +27,9 @@ static struct sigaction saved_alarm, saved_child, saved_pipe;
 static sigset_t saved_mask;
 
 static volatile pid_t target_pid;
+static int target_pidfd = -1;
+/* iowrap reaped the main process: its pid may be anyone's now. */
+static volatile sig_atomic_t main_gone;
 /* The forwarded signals iowrap did not start with ignored: blocked in
  * every iowrap thread and read from forward_fd (see signals_settle). */
 static sigset_t forward_set;
@@ -54,30 +59,134 @@ static char *put_str(char *p, const char *s)
 	return p;
 }
 
-/* Is pid one of our tracees?  Only syscalls: async-signal-safe. */
-static int sent_by_tracee(pid_t pid)
+/* Is pid traced by iowrap?  Only syscalls: async-signal-safe. */
+static bool traced_by_us(pid_t pid)
 {
 	char path[48], buf[2048];
 	unsigned tracer = 0;
 	char *p;
 
 	if (pid <= 0)
-		return 0;
+		return false;
 	p = put_decimal(put_str(path, "/proc/"), (unsigned)pid);
 	*put_str(p, "/status") = '\0';
 	if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
-		return 0;
+		return false;
 	p = strstr(buf, "\nTracerPid:\t");
 	if (!p)
-		return 0;
+		return false;
 	for (p += strlen("\nTracerPid:\t"); *p >= '0' && *p <= '9'; p++)
 		tracer = tracer * 10 + (unsigned)(*p - '0');
 	/* TracerPid is the tracing thread's id: any of iowrap's threads. */
 	if (!tracer)
-		return 0;
+		return false;
 	p = put_decimal(put_str(path, "/proc/self/task/"), tracer);
 	*p = '\0';
 	return access(path, F_OK) == 0;
+}
+
+/* -1 (ENOSYS) before Linux 5.3: callers fall back to kill(). */
+static int pidfd_open_pid(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_signal(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+/*
+ * Sends sig to pid if iowrap traces it.  The pidfd is taken before the
+ * check, so that the signal reaches the very process that was checked or
+ * nobody: a pid that was freed and reused in between is never hit.
+ */
+static void signal_if_traced(pid_t pid, int sig)
+{
+	int pidfd = pidfd_open_pid(pid);
+	int open_errno = errno;
+
+	if (traced_by_us(pid)) {
+		if (pidfd >= 0)
+			pidfd_signal(pidfd, sig);
+		else if (open_errno == ENOSYS)
+			kill(pid, sig);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+/* A /proc entry's pid, or 0 for the others (self, net, ...). */
+static pid_t pid_of_name(const char *s)
+{
+	unsigned long v = 0;
+
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > 0x3fffffff)
+			return 0;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	return (pid_t)v;
+}
+
+/* getdents64's record (glibc and musl name theirs differently). */
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * After the main process: every process of the task still running (the
+ * orphans iowrap waits for).  Each is a pid under /proc that one of
+ * iowrap's threads traces.  getdents64 on a stack buffer, not readdir:
+ * async-signal-safe, for forward_handler.
+ */
+static void signal_tracees(int sig)
+{
+	_Alignas(8) char buf[4096];
+	int dirfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long n;
+
+	if (dirfd < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, dirfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct linux_dirent64 *d =
+				(const struct linux_dirent64 *)(buf + off);
+			pid_t pid = pid_of_name(d->d_name);
+
+			if (pid > 0)
+				signal_if_traced(pid, sig);
+			if (d->d_reclen == 0)
+				break;
+			off += d->d_reclen;
+		}
+	}
+	close(dirfd);
+}
+
+/*
+ * To the main process while it lives: its pidfd cannot reach another
+ * process that took its pid after iowrap reaped it.  Once it is gone, to
+ * the processes of the task still running.
+ */
+static void send_to_task(int sig)
+{
+	int sent = -1;
+
+	if (!main_gone) {
+		if (target_pidfd >= 0)
+			sent = pidfd_signal(target_pidfd, sig);
+		else
+			sent = kill(target_pid, sig);
+	}
+	if (sent < 0)
+		signal_tracees(sig);
 }
 
 /*
@@ -87,8 +196,8 @@ static int sent_by_tracee(pid_t pid)
  */
 static void forward(int sig, int code, pid_t sender)
 {
-	if (code != SI_KERNEL && !sent_by_tracee(sender) && target_pid > 0)
-		kill(target_pid, sig);
+	if (code != SI_KERNEL && !traced_by_us(sender) && target_pid > 0)
+		send_to_task(sig);
 }
 
 /* Only if the forwarding thread cannot run: decides at delivery, when a
@@ -221,7 +330,13 @@ void signals_restore_for_child(void)
 void signals_set_target(pid_t pid)
 {
 	target_pid = pid;
+	target_pidfd = pidfd_open_pid(pid);
 	start_forwarder();
+}
+
+void signals_main_reaped(void)
+{
+	main_gone = 1;
 }
 
 static void set_ticker(long usec)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import IOWRAP, helper
+from conftest import IOWRAP, Trace, helper
 
 
 FORWARDED = ("TERM", "INT", "HUP", "QUIT", "USR1", "USR2")
@@ -24,10 +24,10 @@ def default_dispositions():
         signal.signal(getattr(signal, f"SIG{name}"), signal.SIG_DFL)
 
 
-def start(tmp_path, *cmd, **kw):
+def start(tmp_path, *cmd, opts=(), **kw):
     kw.setdefault("preexec_fn", default_dispositions)
-    return subprocess.Popen([str(IOWRAP), "-o", str(tmp_path / "t"), "--"] +
-                            list(cmd), stdout=subprocess.PIPE,
+    return subprocess.Popen([str(IOWRAP), "-o", str(tmp_path / "t"),
+                             *opts, "--"] + list(cmd), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
 
 
@@ -71,6 +71,42 @@ def test_forwarded_sigterm_kills_a_default_task(tmp_path):
     p.send_signal(signal.SIGTERM)
     p.communicate(timeout=30)
     assert p.returncode == 128 + 15
+
+
+def pid_gone(pid, timeout=10):
+    deadline = time.monotonic() + timeout
+    while os.path.exists(f"/proc/{pid}"):
+        assert time.monotonic() < deadline, f"{pid} never went"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("level", ["summary", "full"])
+def test_sigterm_after_the_main_process_reaches_the_orphans(tmp_path, level):
+    """Once iowrap has reaped the main process, its pid may be anyone's:
+    a forwarded signal goes to the processes of the task still running,
+    those iowrap waits for, and no longer to the main's pid."""
+    main = tmp_path / "main"
+    p = start(tmp_path, "sh", "-c",
+              "(trap 'echo orphan-got-TERM; exit 7' TERM; "
+              "while :; do sleep 0.05; done) 2>/dev/null & "
+              f"echo $$ > {main}.tmp; mv {main}.tmp {main}; exit 3",
+              opts=("-l", level))
+    wait_for_file(main)
+    main_pid = main.read_text().strip()
+    pid_gone(int(main_pid))
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    assert (out, err, p.returncode) == ("orphan-got-TERM\n", "", 3)
+    procs = Trace(p, tmp_path / "t").procs
+    by_pid = {r["pid"]: r for r in procs}
+    assert by_pid[main_pid]["exit_code"] == "3"
+    orphans = [r for r in procs if r["ppid"] == main_pid and
+               r["exe"] == by_pid[main_pid]["exe"]]
+    assert [r["exit_code"] for r in orphans] == ["7"]
+    # Each sleep of the loop either ended by itself or got the SIGTERM.
+    sleeps = [r for r in procs if r["ppid"] == orphans[0]["pid"]]
+    assert {r["argv"] for r in sleeps} == {"sleep 0.05"}
+    assert {r["exit_signal"] for r in sleeps} <= {"", "15"}
 
 
 def test_stopped_task_can_be_continued(tmp_path):
