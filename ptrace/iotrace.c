@@ -415,6 +415,22 @@ static bool path_arg(struct iotrace *io, struct tracee *t, int dirfd,
 
 /* ---- events ------------------------------------------------------- */
 
+/*
+ * Two clocks read one after the other, each cut to microseconds: system
+ * time, their difference, can come out a microsecond below the one
+ * before (seen in CI, at an event's end and at the next one's start).
+ * Neither time goes back over the process's events.
+ */
+static void never_back(struct process *p, uint64_t *ut, uint64_t *st)
+{
+	if (*ut < p->events_utime_us)
+		*ut = p->events_utime_us;
+	if (*st < p->events_stime_us)
+		*st = p->events_stime_us;
+	p->events_utime_us = *ut;
+	p->events_stime_us = *st;
+}
+
 /* The process's user and system CPU time at this stop: two clock reads,
  * no /proc read. */
 static void process_times(struct tracee *t, uint64_t *ut, uint64_t *st)
@@ -425,6 +441,7 @@ static void process_times(struct tracee *t, uint64_t *ut, uint64_t *st)
 	read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_VIRT, &virt);
 	*ut = virt / 1000;
 	*st = prof / 1000 > *ut ? prof / 1000 - *ut : 0;
+	never_back(t->proc, ut, st);
 }
 
 /*
@@ -452,13 +469,7 @@ static void end_times(struct tracee *t, struct io_event *ev)
 		ev->stime_end_us =
 			u64_minus(prof_ns / 1000, ev->utime_start_us);
 	}
-	/* Two clocks read one after the other, each cut to microseconds:
-	 * their difference (system time) can come out a microsecond below
-	 * the start's (seen in CI).  Neither time goes back. */
-	if (ev->utime_end_us < ev->utime_start_us)
-		ev->utime_end_us = ev->utime_start_us;
-	if (ev->stime_end_us < ev->stime_start_us)
-		ev->stime_end_us = ev->stime_start_us;
+	never_back(t->proc, &ev->utime_end_us, &ev->stime_end_us);
 }
 
 struct op {

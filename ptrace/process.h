@@ -61,6 +61,11 @@ struct tracee {
 	int owner;
 	pid_t tracer_tid; /* TracerPid when first seen (0: unknown) */
 	bool fresh; /* not resumed yet: at its first stop */
+	/* Parked and detached for another tracer thread, not seized yet. */
+	bool handing;
+	/* Held at its execve entry until no thread of its process is
+	 * handing (tracer.c's exec_in). */
+	bool exec_held;
 	int64_t last_stop_us; /* monotonic: when it last stopped */
 	struct parked *parked; /* handed to owner, which puts it back */
 };
@@ -84,6 +89,9 @@ struct process {
 	uint64_t cwd_gen; /* iotrace's count of directory renames then */
 	struct fd_scope scope; /* what its seccomp filters stop for */
 	uint64_t inject_page; /* inject.h's page in its memory; 0: none */
+	/* The CPU times last written in an event (iotrace.c): none goes
+	 * back. */
+	uint64_t events_utime_us, events_stime_us;
 };
 
 /* argv beyond this is cut (the trace says so with its quoting). */
