@@ -234,9 +234,21 @@ static void follow_job_stop(int sig)
  * for its children (make, a shell) does not stop. */
 #define BUSY_US 5000
 
-/* The tracer thread with the fewest busy tracees, the new process and
- * its parent not counted: the parent usually waits for it. */
-static struct worker *least_loaded(struct tracer *tr, const struct process *p)
+/* Whether busy tracee o counts against the tracer thread of fresh one:
+ * a new process's parent usually waits for it, and the process itself
+ * is new; a new thread's siblings go on. */
+static bool counts_as_load(const struct tracee *o, const struct tracee *fresh)
+{
+	const struct process *p = fresh->proc;
+
+	if (fresh->tid != p->rec.pid)
+		return o != fresh;
+	return o->proc != p && o->proc->rec.pid != p->rec.ppid;
+}
+
+/* The tracer thread with the fewest busy tracees (counts_as_load). */
+static struct worker *least_loaded(struct tracer *tr,
+				   const struct tracee *fresh)
 {
 	unsigned count[TRACER_MAX_THREADS] = { 0 };
 	const struct pidmap *m = &tr->table.tracees;
@@ -247,7 +259,7 @@ static struct worker *least_loaded(struct tracer *tr, const struct process *p)
 		const struct tracee *t = m->slot[i].value;
 
 		if (m->slot[i].key && t->last_stop_us >= busy_since &&
-		    t->proc != p && t->proc->rec.pid != p->rec.ppid)
+		    counts_as_load(t, fresh))
 			count[t->owner]++;
 	}
 	/* A thread whose doorbell could not be set up has stopped. */
@@ -261,33 +273,84 @@ static struct worker *least_loaded(struct tracer *tr, const struct process *p)
  * which could refuse the ppoll a parked process sleeps in. */
 static uint64_t filters_of(struct tracer *tr, pid_t pid, pid_t tid);
 
-static bool only_our_filters(struct tracer *tr, const struct process *p)
+static bool only_our_filters(struct tracer *tr, const struct tracee *t)
 {
-	return filters_of(tr, p->rec.pid, p->rec.pid) ==
-	       tr->base_filters + p->scope.filters;
+	return filters_of(tr, t->proc->rec.pid, t->tid) ==
+	       tr->base_filters + t->proc->scope.filters;
+}
+
+static bool is_exec_call(const struct tracee *t)
+{
+	return t->call.active &&
+	       (t->call.id == SC_EXECVE || t->call.id == SC_EXECVEAT);
 }
 
 /*
- * A new process at its first stop goes to the least busy tracer thread,
- * if that is another: parked (inject.h), detached, and taken over there
- * (take_over).  Its parked state is read with process_vm_readv, which the
- * kernel allows only where it would allow the seize: so the seize cannot
- * be refused, which would leave the process parked.  True if handed over.
- * Threads stay on their process's tracer thread: handing them over too
- * (3ecf501, 99063e6) hung a thread's exec while filters were added to its
- * process, cause not found (docs/tracer.md).
+ * An exec holds the process's cred_guard_mutex, which PTRACE_SEIZE needs,
+ * while it waits for the other threads to end, and their exit stops need
+ * their tracer threads: a seize of a sibling then would wait for ever.
+ * So a thread is not handed over while one of its process is in an exec,
+ * and an exec waits at its entry stop (before the kernel takes the mutex)
+ * while a thread of its process is being handed over (release_execs).
+ */
+static bool exec_in(const struct process *p)
+{
+	for (const struct tracee *o = p->threads; o; o = o->next)
+		if (is_exec_call(o))
+			return true;
+	return false;
+}
+
+static bool handing_in(const struct process *p)
+{
+	for (const struct tracee *o = p->threads; o; o = o->next)
+		if (o->handing)
+			return true;
+	return false;
+}
+
+/* The execs held while p's threads were handed over go on. */
+static void release_execs(struct process *p)
+{
+	if (handing_in(p))
+		return;
+	for (struct tracee *o = p->threads; o; o = o->next)
+		if (o->exec_held) {
+			o->exec_held = false;
+			resume(o, 0);
+		}
+}
+
+/* A new process (its only thread), or a new thread of a process. */
+static bool may_change_thread(const struct tracer *tr, const struct tracee *t)
+{
+	const struct process *p = t->proc;
+
+	if (!t->fresh || t->tid == tr->main_pid)
+		return false;
+	if (t->tid != p->rec.pid)
+		return !exec_in(p);
+	return p->threads == t && !t->next;
+}
+
+/*
+ * A new process or thread at its first stop goes to the least busy tracer
+ * thread, if that is another: parked (inject.h), detached, and taken over
+ * there (take_over).  Its parked state is read with process_vm_readv,
+ * which the kernel allows only where it would allow the seize: so the
+ * seize cannot be refused, which would leave it parked.  The threads of a
+ * process may so be on several tracer threads: see exec_owner.  True if
+ * handed over.
  */
 static bool hand_over(struct tracer *tr, struct tracee *t)
 {
-	struct process *p = t->proc;
 	struct mail m = { .kind = MAIL_TAKE, .tid = t->tid };
 	struct worker *to;
 
-	if (!tr->handoffs || !t->fresh || t->tid != p->rec.pid ||
-	    p->threads != t || t->next || p->rec.pid == tr->main_pid)
+	if (!tr->handoffs || !may_change_thread(tr, t))
 		return false;
-	to = least_loaded(tr, p);
-	if (to == self || !only_our_filters(tr, p) ||
+	to = least_loaded(tr, t);
+	if (to == self || !only_our_filters(tr, t) ||
 	    inject_park(t->tid, &m.parked) < 0)
 		return false;
 	if (ptrace(PTRACE_DETACH, t->tid, 0L, 0L) < 0) {
@@ -295,6 +358,7 @@ static bool hand_over(struct tracer *tr, struct tracee *t)
 		return false;
 	}
 	t->owner = to->index;
+	t->handing = true;
 	tr->result->handoffs++;
 	mailbox_post(&to->box, &m);
 	return true;
@@ -305,20 +369,24 @@ static bool hand_over(struct tracer *tr, struct tracee *t)
 static void take_over(struct tracer *tr, const struct mail *m)
 {
 	struct tracee *t = tracee_find(&tr->table, m->tid);
+	struct process *p;
 
 	if (!t || t->owner != self->index)
 		return;
+	t->handing = false;
 	if (tracer_seize(m->tid, tr->cfg->level) < 0 ||
 	    ptrace(PTRACE_INTERRUPT, m->tid, 0L, 0L) < 0) {
 		/* Killed while parked: its death goes to its parent alone. */
-		struct process *p = tracee_drop(&tr->table, t);
-
+		p = tracee_drop(&tr->table, t);
 		if (!p->threads)
 			finish_process(tr, p, -1);
+		else
+			release_execs(p);
 		return;
 	}
 	t->parked = xmalloc(sizeof(*t->parked));
 	*t->parked = m->parked;
+	release_execs(t->proc);
 }
 
 /* The first stop under the new thread (the interrupt's, or a group stop
@@ -357,6 +425,20 @@ static bool native_call(const struct tracee *t)
 }
 
 /*
+ * Whether tid is traced by another tracer thread now.  A thread's exec
+ * kills its leader and takes the leader's tid; waitpid() on that tid by
+ * the leader's tracer thread then waits for ever (neither its death nor a
+ * stop of the new owner of the tid comes to it).
+ */
+static bool tid_taken_over(struct tracer *tr, pid_t tid)
+{
+	struct proc_status st;
+
+	return read_task_status(tr->table.procfd, tid, 0, &st) == 0 &&
+	       st.tracer_pid != self->tid;
+}
+
+/*
  * The injection's wait, with several tracer threads: it holds the lock,
  * and the stop it waits for may be taken by the first thread's wait (an
  * orphan's, as its real parent's), which hands it over here without the
@@ -367,14 +449,19 @@ static pid_t wait_injected(pid_t tid, int *status)
 	struct tracer *tr = self->tr;
 	const struct timespec nap = { .tv_nsec = 20000 };
 
-	for (;;) {
-		pid_t got = waitpid(tid, status, __WALL | WNOHANG);
+	for (unsigned naps = 1;; naps++) {
+		pid_t got =
+			waitpid(tid, status, __WALL | __WNOTHREAD | WNOHANG);
 
 		if (got != 0)
 			return got;
 		if (atomic_exchange(&tr->stolen, false)) {
 			*status = atomic_load(&tr->stolen_status);
 			return tid;
+		}
+		if (naps % 64 == 0 && tid_taken_over(tr, tid)) {
+			errno = ESRCH;
+			return -1;
 		}
 		nanosleep(&nap, NULL);
 	}
@@ -492,6 +579,11 @@ static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 	if (next != ENTRY_RESUME) {
 		t->call.active = true;
 		t->call.skip_entry = tr->seccomp_before_sysentry;
+	}
+	/* See exec_in: take_over resumes it. */
+	if (next == ENTRY_TO_EXIT && is_exec_call(t) && handing_in(t->proc)) {
+		t->exec_held = true;
+		return;
 	}
 	/* Held: end_call() or the exit of the call before resumes it. */
 	if (next != ENTRY_HOLD)
@@ -618,6 +710,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 
 	if (t->parked)
 		restore_parked(t);
+	/* Out of its hold (a SIGKILL woke it): not to be resumed again. */
+	t->exec_held = false;
 
 	if (sig == SYSCALL_STOP) {
 		handle_syscall_stop(tr, t);
@@ -867,6 +961,43 @@ static struct tracee *new_tracee(struct tracer *tr, pid_t tid)
 	return t;
 }
 
+/*
+ * Whether this thread traces tid, stopped: only its tracer may ask for
+ * its event message.  A tid can be two tracer threads' in turn: a thread
+ * that execs takes its leader's (exec_owner; serve).
+ */
+static bool is_our_tracee(pid_t tid)
+{
+	unsigned long msg;
+
+	return ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) == 0;
+}
+
+/*
+ * An exec by a thread other than the leader gives the execing thread the
+ * leader's tid (the leader is gone): its exec stop comes under the
+ * leader's tid from the execing thread's tracer thread, which may not be
+ * the leader's, and may reach the first thread's wait as well (the real
+ * parent's).  Ours if we may ask for its event message; else TracerPid
+ * names the owner.
+ */
+static void exec_owner(struct tracer *tr, struct tracee *t)
+{
+	struct proc_status st;
+
+	if (tr->nworkers == 1)
+		return;
+	if (is_our_tracee(t->tid)) {
+		t->owner = self->index;
+		return;
+	}
+	if (read_task_status(tr->table.procfd, t->tid, 0, &st) < 0)
+		return;
+	for (int i = 0; i < tr->nworkers; i++)
+		if (st.tracer_pid && tr->workers[i].tid == st.tracer_pid)
+			t->owner = i;
+}
+
 /* An event this thread's waitpid() returned, under the lock. */
 static void dispatch(struct tracer *tr, pid_t tid, int status)
 {
@@ -886,6 +1017,8 @@ static void dispatch(struct tracer *tr, pid_t tid, int status)
 	t = tracee_find(&tr->table, tid);
 	if (!t)
 		t = new_tracee(tr, tid);
+	if (is_exec_stop(status))
+		exec_owner(tr, t);
 	if (t->owner != self->index) {
 		/* An orphan's stop, taken by our wait as its new parent's:
 		 * its tracer thread handles it. */
@@ -974,7 +1107,8 @@ static void serve(struct tracer *tr)
 		if (over)
 			return;
 		tid = wait_next(&w->spin, &w->follow, &status);
-		if (tid > 0 && tid == atomic_load(&tr->injecting)) {
+		if (tid > 0 && tid == atomic_load(&tr->injecting) &&
+		    !is_our_tracee(tid)) {
 			/* Another thread adds it a filter, holding the lock
 			 * and waiting for this (wait_injected). */
 			atomic_store(&tr->stolen_status, status);

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Threads started while the main thread keeps iowrap's tracer thread busy
- * (it reads in a loop): where a new process would be handed to another
- * tracer thread (a new thread stays; tracer.c, hand_over).
+ * (it reads in a loop), so that they are handed to another one.
  *
  *   threadio readers FILE N   N threads each read FILE 200 times with
  *                             pread, and print "TID COUNT"
