@@ -28,7 +28,8 @@ static sigset_t saved_mask;
 
 static volatile pid_t target_pid;
 static int target_pidfd = -1;
-/* iowrap reaped the main process: its pid may be anyone's now. */
+/* The main process has ended: a signal to it would be lost, and once
+ * reaped its pid may be anyone's. */
 static volatile sig_atomic_t main_gone;
 /* The forwarded signals iowrap did not start with ignored: blocked in
  * every iowrap thread and read from forward_fd (see signals_settle). */
@@ -334,7 +335,7 @@ void signals_set_target(pid_t pid)
 	start_forwarder();
 }
 
-void signals_main_reaped(void)
+void signals_main_ended(void)
 {
 	main_gone = 1;
 }

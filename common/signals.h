@@ -25,11 +25,12 @@ void signals_restore_for_child(void);
 /* Where forwarded signals go from now on (and those that came early). */
 void signals_set_target(pid_t pid);
 /*
- * iowrap has reaped the main process: from now on a forwarded signal goes
- * to every process of the task still running (the orphans iowrap waits
- * for), each checked to be traced by iowrap and reached through a pidfd.
+ * The main process has ended (its last thread's exit stop), or iowrap has
+ * reaped it: from now on a forwarded signal goes to every process of the
+ * task still running (the orphans iowrap waits for), each checked to be
+ * traced by iowrap and reached through a pidfd.
  */
-void signals_main_reaped(void);
+void signals_main_ended(void);
 /*
  * Forwards every signal sent to iowrap so far.  Called at a tracee's exit
  * stop, so that a signal it sent is judged while it is still traced (no

@@ -198,7 +198,7 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 
 	if (tid == tr->main_pid) {
 		tr->result->main_reaped = true;
-		signals_main_reaped();
+		signals_main_ended();
 		tr->result->main_status = status;
 		tr->result->main_end_us = now_realtime_us();
 	}
@@ -702,6 +702,23 @@ static void start_scope(struct tracer *tr, struct process *main)
 	main->scope.all = tr->cfg->inherited.overflow;
 }
 
+/*
+ * A thread's end.  Once the main process's last thread is here, a signal
+ * sent to iowrap would reach only a dying process: from now on forwarded
+ * ones go to the rest of the task (signals.h).  Those pending are judged
+ * after that, and before this thread can be gone.
+ */
+static void handle_exit_stop(struct tracer *tr, struct tracee *t)
+{
+	bool last = process_exit_stop(&tr->table, t);
+
+	if (last && t->proc->rec.pid == tr->main_pid)
+		signals_main_ended();
+	signals_settle();
+	if (last && tr->io_on)
+		iotrace_process_exit(&tr->io, t);
+}
+
 static void handle_stop(struct tracer *tr, pid_t tid, int status)
 {
 	struct tracee *t = tracee_get(&tr->table, tid, 0);
@@ -749,9 +766,7 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
-		signals_settle();
-		if (process_exit_stop(&tr->table, t) && tr->io_on)
-			iotrace_process_exit(&tr->io, t);
+		handle_exit_stop(tr, t);
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_STOP:

@@ -95,7 +95,11 @@ def test_sigterm_after_the_main_process_reaches_the_orphans(tmp_path, level):
     main_pid = main.read_text().strip()
     pid_gone(int(main_pid))
     p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=30)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()  # and its orphans with it (PTRACE_O_EXITKILL)
+        raise
     assert (out, err, p.returncode) == ("orphan-got-TERM\n", "", 3)
     procs = Trace(p, tmp_path / "t").procs
     by_pid = {r["pid"]: r for r in procs}
