@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -30,7 +31,7 @@ static volatile pid_t target_pid;
 static int target_pidfd = -1;
 /* The main process has ended: a signal to it would be lost, and once
  * reaped its pid may be anyone's. */
-static volatile sig_atomic_t main_gone;
+static atomic_int main_gone;
 /* The forwarded signals iowrap did not start with ignored: blocked in
  * every iowrap thread and read from forward_fd (see signals_settle). */
 static sigset_t forward_set;
@@ -107,10 +108,12 @@ static void signal_if_traced(pid_t pid, int sig)
 	int pidfd = pidfd_open_pid(pid);
 	int open_errno = errno;
 
+	/* ESRCH: gone.  Other errors (ENOSYS before Linux 5.3, EPERM from
+	 * a container's seccomp profile): kill(). */
 	if (traced_by_us(pid)) {
 		if (pidfd >= 0)
 			pidfd_signal(pidfd, sig);
-		else if (open_errno == ENOSYS)
+		else if (open_errno != ESRCH)
 			kill(pid, sig);
 	}
 	if (pidfd >= 0)
@@ -171,6 +174,13 @@ static void signal_tracees(int sig)
 	close(dirfd);
 }
 
+static bool main_has_exited(void)
+{
+	struct pollfd pfd = { .fd = target_pidfd, .events = POLLIN };
+
+	return target_pidfd >= 0 && poll(&pfd, 1, 0) == 1;
+}
+
 /*
  * To the main process while it lives: its pidfd cannot reach another
  * process that took its pid after iowrap reaped it.  Once it is gone, to
@@ -180,13 +190,16 @@ static void send_to_task(int sig)
 {
 	int sent = -1;
 
-	if (!main_gone) {
+	if (!atomic_load(&main_gone)) {
 		if (target_pidfd >= 0)
 			sent = pidfd_signal(target_pidfd, sig);
 		else
 			sent = kill(target_pid, sig);
 	}
-	if (sent < 0)
+	/* Sent to a main process that has exited unseen (no exit stop
+	 * after a SIGKILL), not yet reaped: lost there.  Its pidfd is
+	 * readable once it has exited. */
+	if (sent < 0 || main_has_exited())
 		signal_tracees(sig);
 }
 
@@ -337,7 +350,7 @@ void signals_set_target(pid_t pid)
 
 void signals_main_ended(void)
 {
-	main_gone = 1;
+	atomic_store(&main_gone, 1);
 }
 
 static void set_ticker(long usec)

@@ -418,6 +418,7 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 }
 
 static void handle_stop(struct tracer *tr, pid_t tid, int status);
+static void dispatch(struct tracer *tr, pid_t tid, int status);
 
 static bool native_call(const struct tracee *t)
 {
@@ -499,10 +500,10 @@ static bool sync_scope(struct tracer *tr, struct tracee *t, bool at_entry)
 		 * filter is tried again at a later exit stop), its end. */
 		if (out.status == -1)
 			return false;
-		if (WIFSTOPPED(out.status))
-			handle_stop(tr, tid, out.status);
-		else
-			handle_death(tr, tid, out.status);
+		/* As if waited for: the first thread, the real parent of
+		 * some, may get another tracer thread's exec stop under a
+		 * tid it injects into (exec_owner). */
+		dispatch(tr, tid, out.status);
 		return false;
 	}
 	if (r == INJECT_FAILED && fdscope_may_retry(&p->scope, out.err))
