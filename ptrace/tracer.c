@@ -428,8 +428,9 @@ static bool native_call(const struct tracee *t)
 /*
  * Whether tid is traced by another tracer thread now.  A thread's exec
  * kills its leader and takes the leader's tid; waitpid() on that tid by
- * the leader's tracer thread then waits for ever (neither its death nor a
- * stop of the new owner of the tid comes to it).
+ * the leader's tracer thread may then wait for ever (seen once, holding
+ * the lock the new owner of the tid waited for; on this kernel the killed
+ * leader's exit stop usually comes first).
  */
 static bool tid_taken_over(struct tracer *tr, pid_t tid)
 {
