@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -123,16 +124,9 @@ static void signal_if_traced(pid_t pid, int sig)
 /* A /proc entry's pid, or 0 for the others (self, net, ...). */
 static pid_t pid_of_name(const char *s)
 {
-	unsigned long v = 0;
+	uint64_t v;
 
-	if (!*s)
-		return 0;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > 0x3fffffff)
-			return 0;
-		v = v * 10 + (unsigned long)(*s - '0');
-	}
-	return (pid_t)v;
+	return parse_u64(s, &v) && v <= INT_MAX ? (pid_t)v : 0;
 }
 
 /* getdents64's record (glibc and musl name theirs differently). */

@@ -968,13 +968,19 @@ static void read_mail(struct tracer *tr)
  * thread traces reaches the parent's wait too.  Its tracer is the thread
  * /proc names.
  */
+static void owner_from_tracer_pid(struct tracer *tr, struct tracee *t,
+				  pid_t tracer_pid)
+{
+	for (int i = 0; i < tr->nworkers; i++)
+		if (tracer_pid && tr->workers[i].tid == tracer_pid)
+			t->owner = i;
+}
+
 static struct tracee *new_tracee(struct tracer *tr, pid_t tid)
 {
 	struct tracee *t = tracee_get(&tr->table, tid, 0);
 
-	for (int i = 0; i < tr->nworkers; i++)
-		if (t->tracer_tid && tr->workers[i].tid == t->tracer_tid)
-			t->owner = i;
+	owner_from_tracer_pid(tr, t, t->tracer_tid);
 	return t;
 }
 
@@ -1008,11 +1014,8 @@ static void exec_owner(struct tracer *tr, struct tracee *t)
 		t->owner = self->index;
 		return;
 	}
-	if (read_task_status(tr->table.procfd, t->tid, 0, &st) < 0)
-		return;
-	for (int i = 0; i < tr->nworkers; i++)
-		if (st.tracer_pid && tr->workers[i].tid == st.tracer_pid)
-			t->owner = i;
+	if (read_task_status(tr->table.procfd, t->tid, 0, &st) == 0)
+		owner_from_tracer_pid(tr, t, st.tracer_pid);
 }
 
 /* An event this thread's waitpid() returned, under the lock. */
