@@ -41,6 +41,7 @@ struct run_options {
 	long spin_us;
 	bool follow_cpu;
 	int tracer_threads;
+	enum handover handover;
 	const char *include[MAX_PREFIXES + 1];
 	const char *exclude[MAX_PREFIXES + 1];
 	size_t ninclude, nexclude;
@@ -76,6 +77,9 @@ static const char usage_text[] =
 	"      --no-follow-cpu  never move next to a tracee that stops often\n"
 	"      --tracer-threads N  trace with N threads (1..16; default: one\n"
 	"                       per CPU, at most 8; files and full levels)\n"
+	"      --handover WHEN  busy: a new process or thread goes to a tracer\n"
+	"                       thread with fewer busy tracees (default);\n"
+	"                       always: to the next one in turn; never\n"
 	"      --strict         exit 125 instead of running the task untraced\n"
 	"                       when ptrace cannot be used\n"
 	"      --no-wait-orphans  stop tracing when the main process exits;\n"
@@ -95,6 +99,7 @@ enum {
 	OPT_NO_WAIT_ORPHANS,
 	OPT_NO_FOLLOW_CPU,
 	OPT_TRACER_THREADS,
+	OPT_HANDOVER,
 	OPT_INCLUDE,
 	OPT_EXCLUDE,
 	OPT_SPIN_US,
@@ -161,6 +166,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "no-follow-cpu", no_argument, NULL, OPT_NO_FOLLOW_CPU },
 		{ "tracer-threads", required_argument, NULL,
 		  OPT_TRACER_THREADS },
+		{ "handover", required_argument, NULL, OPT_HANDOVER },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -244,6 +250,13 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			o->tracer_threads = (int)n;
 			break;
 		}
+		case OPT_HANDOVER:
+			if (handover_parse(optarg) < 0)
+				return usage_error(
+					"--handover takes busy, always or never, not '%s'",
+					optarg);
+			o->handover = (enum handover)handover_parse(optarg);
+			break;
 		case OPT_NO_FOLLOW_CPU:
 			o->follow_cpu = false;
 			break;
@@ -397,6 +410,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 		.spin_us = st->opt.spin_us,
 		.follow_cpu = st->opt.follow_cpu,
 		.threads = st->opt.tracer_threads,
+		.handover = st->opt.handover,
 		.include = st->opt.include,
 		.exclude = st->opt.exclude,
 		.sink = &st->sink,
@@ -434,6 +448,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.follow_moves = res.follow_moves;
 	st->summary.tracer_threads = (uint64_t)res.threads;
 	st->summary.handoffs = res.handoffs;
+	st->summary.handover = handover_name(st->opt.handover);
 	if (res.main_reaped)
 		set_main_exit(&st->summary, res.main_status);
 	else

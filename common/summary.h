@@ -60,6 +60,7 @@ struct run_summary {
 		follow_moves; /* see ptrace/cpufollow.h */
 	uint64_t tracer_threads; /* --tracer-threads that ran */
 	uint64_t handoffs; /* new processes given to another thread */
+	const char *handover; /* --handover; NULL: untraced */
 	const char *totals_source; /* "ptrace-exit-stops" or "rusage" */
 	struct tree_totals totals;
 	const struct option_value *options;

@@ -152,6 +152,14 @@ int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+int index_of_name(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(name, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 bool parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;

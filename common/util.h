@@ -44,6 +44,9 @@ int write_all(int fd, const void *data, size_t len);
 
 bool parse_u64(const char *s, uint64_t *out);
 
+/* The index of name in names[0..n), or -1: an option's word to its enum. */
+int index_of_name(const char *const *names, size_t n, const char *name);
+
 /* "SIGKILL" for 9; "SIG42" for signals without a name. */
 const char *signal_name(int sig);
 

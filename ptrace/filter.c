@@ -18,10 +18,7 @@ static const char *const level_names[] = { "summary", "files", "full" };
 
 int trace_level_parse(const char *s)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(level_names); i++)
-		if (strcmp(s, level_names[i]) == 0)
-			return (int)i;
-	return -1;
+	return index_of_name(level_names, ARRAY_SIZE(level_names), s);
 }
 
 const char *trace_level_name(enum trace_level level)

@@ -93,6 +93,18 @@ struct tracer {
 	struct iotrace io;
 };
 
+static const char *const handover_names[] = { "busy", "always", "never" };
+
+int handover_parse(const char *name)
+{
+	return index_of_name(handover_names, ARRAY_SIZE(handover_names), name);
+}
+
+const char *handover_name(enum handover h)
+{
+	return handover_names[h];
+}
+
 int tracer_seize(pid_t pid, enum trace_level level)
 {
 	long options = TRACE_OPTIONS;
@@ -269,6 +281,20 @@ static struct worker *least_loaded(struct tracer *tr,
 	return &tr->workers[best];
 }
 
+/* --handover always: the next tracer thread after this one that still
+ * has a doorbell, or this one if none has. */
+static struct worker *next_in_turn(struct tracer *tr)
+{
+	for (int i = 1; i < tr->nworkers; i++) {
+		struct worker *w =
+			&tr->workers[(self->index + i) % tr->nworkers];
+
+		if (w->box.doorbell > 0)
+			return w;
+	}
+	return self;
+}
+
 /* Whether p has only the filters the tracer knows of: none of its own,
  * which could refuse the ppoll a parked process sleeps in. */
 static uint64_t filters_of(struct tracer *tr, pid_t pid, pid_t tid);
@@ -349,7 +375,8 @@ static bool hand_over(struct tracer *tr, struct tracee *t)
 
 	if (!tr->handoffs || !may_change_thread(tr, t))
 		return false;
-	to = least_loaded(tr, t);
+	to = tr->cfg->handover == HANDOVER_ALWAYS ? next_in_turn(tr) :
+						    least_loaded(tr, t);
 	if (to == self || !only_our_filters(tr, t) ||
 	    inject_park(t->tid, &m.parked) < 0)
 		return false;
@@ -698,7 +725,8 @@ static void start_scope(struct tracer *tr, struct process *main)
 	 * ppoll a process handed over is parked in: tried first. */
 	tr->base_filters = known ? st.seccomp_filters : 0;
 	tr->handoffs =
-		tr->nworkers > 1 && tr->base_filters >= 1 &&
+		tr->cfg->handover != HANDOVER_NEVER && tr->nworkers > 1 &&
+		tr->base_filters >= 1 &&
 		(tr->base_filters == 1 || inherited_filters_allow_ppoll());
 	main->scope.fds = tr->cfg->inherited;
 	main->scope.all = tr->cfg->inherited.overflow;

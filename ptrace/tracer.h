@@ -22,9 +22,21 @@
 #define TRACER_MAX_THREADS 16
 #define TRACER_DEFAULT_MAX 8
 
+/* --handover: which new processes and threads go to another tracer
+ * thread (tracer.c, hand_over). */
+enum handover {
+	HANDOVER_BUSY, /* to one with fewer busy tracees (the default) */
+	HANDOVER_ALWAYS, /* every one that may, to the next thread in turn */
+	HANDOVER_NEVER,
+};
+
+int handover_parse(const char *name);
+const char *handover_name(enum handover h);
+
 struct tracer_config {
 	bool wait_orphans;
 	int threads; /* tracer threads, 1..TRACER_MAX_THREADS; 0: default */
+	enum handover handover;
 	enum trace_level level;
 	long spin_us; /* poll this long for the next stop before sleeping */
 	bool follow_cpu; /* move next to a tracee in a run of stops */

@@ -1342,12 +1342,16 @@ def test_parallel_processes_with_tracer_threads(tmp_path, threads):
     """Two processes reading at once: with two tracer threads the second,
     started while the first reads, is handed to the other thread (it is
     parked, detached and seized there: inject.h); with one, none is.
-    Either way every read of both is in the trace, with its offset."""
+    Either way every read of both is in the trace, with its offset.
+    Here and below `--handover always`: by default a process is handed
+    over if the other thread's tracees stopped less recently, which
+    depends on the load (test_handover_option)."""
     data = tmp_path / "data.bin"
     data.write_bytes(os.urandom(10000))
     script = tmp_path / "readers.py"
     script.write_text(PARALLEL_READERS)
-    t = run_iowrap(["--tracer-threads", threads, "--level", "full", "--",
+    t = run_iowrap(["--tracer-threads", threads, "--handover", "always",
+                    "--level", "full", "--",
                     "/usr/bin/python3", "-S", str(script), str(data), "200"],
                    outdir=tmp_path / "t")
     assert t.returncode == 0, t.stderr
@@ -1365,6 +1369,40 @@ def test_parallel_processes_with_tracer_threads(tmp_path, threads):
         assert mine == one_pass * 200
 
 
+@pytest.mark.parametrize("handover, handoffs", [("busy", 0), ("always", 2),
+                                                ("never", 0)])
+def test_handover_option(tmp_path, handover, handoffs):
+    """--handover: a shell runs two cats one after the other.  busy (the
+    default) hands neither over, as no tracee but their parent, which
+    waits, is on any tracer thread; always hands both to the other
+    thread; never none.  Each cat's reads are in the trace."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(10000))
+    t = run_iowrap(["--tracer-threads", "2", "--handover", handover,
+                    "--level", "full", "--", "/bin/sh", "-c",
+                    f"cat {data} >/dev/null; cat {data} >/dev/null"],
+                   outdir=tmp_path / "t")
+    assert t.returncode == 0, t.stderr
+    tracing = t.summary["tracing"]
+    assert (tracing["complete"], tracing["problems"], tracing["handover"],
+            tracing["handoffs"]) == (True, [], handover, handoffs)
+    cats = [p["pid"] for p in t.procs if p["exe"] == "/usr/bin/cat"]
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    opened = {r["handle"] for r in rows
+              if r["type"] == "O" and r["path"] == str(data)}
+    reads = collections.Counter(r["pid"] for r in rows
+                                if r["type"] == "R" and r["handle"] in opened)
+    assert reads == {pid: 2 for pid in cats} and len(cats) == 2
+
+
+def test_handover_option_is_checked(tmp_path):
+    t = run_iowrap(["--handover", "sometimes", "--", "/bin/true"],
+                   outdir=tmp_path / "t")
+    assert (t.returncode, t.stderr) == (
+        125, "iowrap: --handover takes busy, always or never, not "
+        "'sometimes'; see iowrap --help\n")
+
+
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_parallel_threads_with_tracer_threads(tmp_path, threads):
     """Threads started while the main thread reads in a loop: with two
@@ -1374,7 +1412,8 @@ def test_parallel_threads_with_tracer_threads(tmp_path, threads):
     trace under its tid, at offset 0."""
     data = tmp_path / "data.bin"
     data.write_bytes(os.urandom(8192))
-    t = run_iowrap(["--tracer-threads", threads, "--level", "full", "--",
+    t = run_iowrap(["--tracer-threads", threads, "--handover", "always",
+                    "--level", "full", "--",
                     helper("threadio"), "readers", str(data), "3"],
                    outdir=tmp_path / "t", timeout=60)
     assert t.returncode == 0, t.stderr
@@ -1402,7 +1441,8 @@ def test_exec_while_threads_are_handed_over(tmp_path):
     data.write_bytes(os.urandom(8192))
     handoffs = 0
     for run in range(30):
-        t = run_iowrap(["--tracer-threads", "2", "--level", "full", "--",
+        t = run_iowrap(["--tracer-threads", "2", "--handover", "always",
+                        "--level", "full", "--",
                         helper("threadio"), "execrace", str(data)],
                        outdir=tmp_path / str(run), timeout=30)
         assert t.returncode == 0, (run, t.stderr)
@@ -1421,7 +1461,8 @@ def test_exec_by_a_thread_of_another_tracer_thread(tmp_path, threads):
     parent's, to the first one's wait): the new program is traced whole."""
     data = tmp_path / "data.bin"
     data.write_bytes(os.urandom(8192))
-    t = run_iowrap(["--tracer-threads", threads, "--level", "full", "--",
+    t = run_iowrap(["--tracer-threads", threads, "--handover", "always",
+                    "--level", "full", "--",
                     helper("threadio"), "exec", str(data)],
                    outdir=tmp_path / "t", timeout=60, text=False)
     assert t.returncode == 0, t.stderr
@@ -1458,7 +1499,8 @@ def test_orphans_of_iowrap_on_other_tracer_threads(tmp_path, threads, what,
     data = tmp_path / "data.bin"
     data.write_bytes(os.urandom(8192))
     for run in range(5):
-        t = run_iowrap(["--tracer-threads", threads, "--level", "full", "--",
+        t = run_iowrap(["--tracer-threads", threads, "--handover", "always",
+                        "--level", "full", "--",
                         helper("orphans"), what, str(data)],
                        outdir=tmp_path / f"t{run}", timeout=60)
         assert t.returncode == 0, t.stderr
@@ -1476,7 +1518,8 @@ def test_signal_from_a_tracee_of_another_thread_is_not_forwarded(tmp_path,
     TracerPid is that thread's id, not iowrap's pid)."""
     data = tmp_path / "data.bin"
     data.write_bytes(os.urandom(8192))
-    t = run_iowrap(["--tracer-threads", threads, "--level", "full", "--",
+    t = run_iowrap(["--tracer-threads", threads, "--handover", "always",
+                    "--level", "full", "--",
                     helper("orphans"), "signal", str(data)],
                    outdir=tmp_path / "t", timeout=60)
     assert (t.returncode, t.stdout) == (0, "SIGUSR1 received 0\n"), t.stderr
@@ -1492,7 +1535,8 @@ def test_a_tracee_signal_sent_just_before_its_exit_is_not_forwarded(tmp_path):
     data = tmp_path / "data.bin"
     data.write_bytes(os.urandom(8192))
     for run in range(5):
-        t = run_iowrap(["--tracer-threads", "2", "--level", "full", "--",
+        t = run_iowrap(["--tracer-threads", "2", "--handover", "always",
+                        "--level", "full", "--",
                         helper("orphans"), "lastwords", str(data), "50"],
                        outdir=tmp_path / str(run), timeout=60)
         assert (t.returncode, t.stdout) == (0, "SIGUSR1 received 0\n"), \
@@ -1510,11 +1554,12 @@ def test_handovers_under_a_filter_from_before_iowrap(tmp_path, denied,
     refuses it; either way the task runs and is traced whole."""
     data = tmp_path / "data.bin"
     data.write_bytes(os.urandom(8192))
-    t = run_iowrap(["--tracer-threads", "2", "--level", "full", "--",
+    t = run_iowrap(["--tracer-threads", "2", "--handover", "always",
+                    "--level", "full", "--",
                     helper("orphans"), "signal", str(data)],
                    outdir=tmp_path / "t", timeout=60)
     cmd = [helper("denycall"), denied, str(IOWRAP), "--tracer-threads", "2",
-           "--level", "full", "-o", str(tmp_path / "u"), "--",
+           "--handover", "always", "--level", "full", "-o", str(tmp_path / "u"), "--",
            helper("orphans"), "signal", str(data)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert (p.returncode, p.stdout) == (0, "SIGUSR1 received 0\n"), p.stderr
@@ -1540,7 +1585,8 @@ for f in glob.glob(f"/proc/{iowrap}/task/*/children"):
             os.kill(int(pid), signal.SIGKILL)
 time.sleep(0.2)
 """ + PARALLEL_READERS)
-    t = run_iowrap(["--tracer-threads", "2", "--level", "full", "--",
+    t = run_iowrap(["--tracer-threads", "2", "--handover", "always",
+                    "--level", "full", "--",
                     "/usr/bin/python3", "-S", str(script), str(data), "200"],
                    outdir=tmp_path / "t", timeout=60)
     assert t.returncode == 0, t.stderr
