@@ -33,6 +33,14 @@ static int target_pidfd = -1;
 /* The main process has ended: a signal to it would be lost, and once
  * reaped its pid may be anyone's. */
 static atomic_int main_gone;
+/*
+ * Scans of the task for a forwarded signal (signal_tracees), numbered from
+ * 1, one at a time (forward_lock or the lone handler), and for each
+ * signal the number of its last scan: a process parked for a handover has
+ * no tracer for a moment, and a scan then passes it by (signals_catch_up).
+ */
+static atomic_uint scans_started, scans_finished;
+static atomic_uint last_scan_of[NSIG];
 /* The forwarded signals iowrap did not start with ignored: blocked in
  * every iowrap thread and read from forward_fd (see signals_settle). */
 static sigset_t forward_set;
@@ -104,21 +112,43 @@ static int pidfd_signal(int pidfd, int sig)
  * check, so that the signal reaches the very process that was checked or
  * nobody: a pid that was freed and reused in between is never hit.
  */
-static void signal_if_traced(pid_t pid, int sig)
+static bool signal_if_traced(pid_t pid, int sig)
 {
 	int pidfd = pidfd_open_pid(pid);
 	int open_errno = errno;
+	bool sent = false;
 
 	/* ESRCH: gone.  Other errors (ENOSYS before Linux 5.3, EPERM from
 	 * a container's seccomp profile): kill(). */
 	if (traced_by_us(pid)) {
 		if (pidfd >= 0)
-			pidfd_signal(pidfd, sig);
+			sent = pidfd_signal(pidfd, sig) == 0;
 		else if (open_errno != ESRCH)
-			kill(pid, sig);
+			sent = kill(pid, sig) == 0;
 	}
 	if (pidfd >= 0)
 		close(pidfd);
+	return sent;
+}
+
+/* The pids one scan has signalled (signal_tracees), so that none gets
+ * the signal twice; past the last slot, a pid may. */
+#define SCAN_SENT_MAX 4096
+static pid_t scan_sent[SCAN_SENT_MAX];
+static size_t scan_nsent;
+
+static bool sent_in_this_scan(pid_t pid)
+{
+	for (size_t i = 0; i < scan_nsent; i++)
+		if (scan_sent[i] == pid)
+			return true;
+	return false;
+}
+
+static void remember_sent(pid_t pid)
+{
+	if (scan_nsent < SCAN_SENT_MAX)
+		scan_sent[scan_nsent++] = pid;
 }
 
 /* A /proc entry's pid, or 0 for the others (self, net, ...). */
@@ -138,13 +168,28 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
-/*
- * After the main process: every process of the task still running (the
- * orphans iowrap waits for).  Each is a pid under /proc that one of
- * iowrap's threads traces.  getdents64 on a stack buffer, not readdir:
- * async-signal-safe, for forward_handler.
- */
-static void signal_tracees(int sig)
+/* A number in a /proc/sys file, or -1. */
+static long read_sysctl(const char *path)
+{
+	char buf[32];
+	uint64_t v;
+	ssize_t n = read_file_at(AT_FDCWD, path, buf, sizeof(buf));
+
+	if (n <= 0)
+		return -1;
+	if (buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return parse_u64(buf, &v) && v <= INT_MAX ? (long)v : -1;
+}
+
+/* The pid the kernel gave out last in iowrap's pid namespace, or -1. */
+static long last_pid(void)
+{
+	return read_sysctl("/proc/sys/kernel/ns_last_pid");
+}
+
+/* Every pid under /proc (the thread group leaders), in pid order. */
+static void signal_proc_entries(int sig)
 {
 	_Alignas(8) char buf[4096];
 	int dirfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -158,14 +203,74 @@ static void signal_tracees(int sig)
 				(const struct linux_dirent64 *)(buf + off);
 			pid_t pid = pid_of_name(d->d_name);
 
-			if (pid > 0)
-				signal_if_traced(pid, sig);
+			if (pid > 0 && signal_if_traced(pid, sig))
+				remember_sent(pid);
 			if (d->d_reclen == 0)
 				break;
 			off += d->d_reclen;
 		}
 	}
 	close(dirfd);
+}
+
+/* The pids given out after from, up to and including to, where pids go
+ * round from pid_max. */
+static void signal_pids_after(long from, long to, int sig)
+{
+	long max = read_sysctl("/proc/sys/kernel/pid_max");
+
+	if (max <= 1 || from >= max || to >= max)
+		return;
+	for (long pid = from; pid != to;) {
+		pid = pid + 1 >= max ? 1 : pid + 1;
+		if (!sent_in_this_scan((pid_t)pid) &&
+		    signal_if_traced((pid_t)pid, sig))
+			remember_sent((pid_t)pid);
+	}
+}
+
+/*
+ * After the main process: every process of the task still running (the
+ * orphans iowrap waits for).  Each is a pid under /proc that one of
+ * iowrap's threads traces.  getdents64 on a stack buffer, not readdir:
+ * async-signal-safe, for forward_handler.  /proc lists by pid, and pids
+ * are given out from after the last one, which may be below older
+ * processes: a child forked while the scan ran may have a pid the scan
+ * had passed already.  So then the pids given out meanwhile are tried
+ * (a fork raced by a signal to its parent is started again by the
+ * kernel, so the children left are those made before the signal came).
+ */
+#define SCAN_PASSES_MAX 8
+
+static void signal_tracees(int sig)
+{
+	long from = last_pid();
+
+	atomic_store(&last_scan_of[sig],
+		     atomic_fetch_add(&scans_started, 1) + 1);
+	scan_nsent = 0;
+	signal_proc_entries(sig);
+	for (int pass = 1; pass < SCAN_PASSES_MAX && from >= 0; pass++) {
+		long to = last_pid();
+
+		if (to < 0 || to == from)
+			break;
+		signal_pids_after(from, to, sig);
+		from = to;
+	}
+	atomic_fetch_add(&scans_finished, 1);
+}
+
+unsigned signals_scans_finished(void)
+{
+	return atomic_load(&scans_finished);
+}
+
+void signals_catch_up(pid_t pid, unsigned finished)
+{
+	for (int sig = 1; sig < NSIG; sig++)
+		if (atomic_load(&last_scan_of[sig]) > finished)
+			kill(pid, sig);
 }
 
 static bool main_has_exited(void)

@@ -38,6 +38,16 @@ void signals_main_ended(void);
  * gone it would look like anyone's.
  */
 void signals_settle(void);
+/*
+ * A process detached for a handover (ptrace/tracer.c) has no tracer until
+ * the other tracer thread seizes it, so a forwarded signal's scan of the
+ * task passes it by.  Before the detach, the number of scans finished;
+ * after the seize, with that number: the signals of the scans that may
+ * have missed it are sent to it (while it is still held, so that one the
+ * scan did send and that is still pending is not delivered twice).
+ */
+unsigned signals_scans_finished(void);
+void signals_catch_up(pid_t pid, unsigned finished);
 /* A SIGALRM every second sets signals_tick (and interrupts waitpid). */
 void signals_start_ticker(void);
 void signals_stop_ticker(void);

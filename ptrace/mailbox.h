@@ -29,6 +29,7 @@ struct mail {
 	pid_t tid;
 	int arg;
 	struct parked parked; /* MAIL_TAKE */
+	unsigned scans; /* MAIL_TAKE: signals_scans_finished() at the park */
 };
 
 struct mailbox {

@@ -380,6 +380,7 @@ static bool hand_over(struct tracer *tr, struct tracee *t)
 	if (to == self || !only_our_filters(tr, t) ||
 	    inject_park(t->tid, &m.parked) < 0)
 		return false;
+	m.scans = signals_scans_finished();
 	if (ptrace(PTRACE_DETACH, t->tid, 0L, 0L) < 0) {
 		inject_unpark(t->tid, &m.parked);
 		return false;
@@ -411,6 +412,8 @@ static void take_over(struct tracer *tr, const struct mail *m)
 			release_execs(p);
 		return;
 	}
+	if (t->tid == t->proc->rec.pid)
+		signals_catch_up(t->tid, m->scans);
 	t->parked = xmalloc(sizeof(*t->parked));
 	*t->parked = m->parked;
 	release_execs(t->proc);
