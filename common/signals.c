@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -70,25 +71,39 @@ static char *put_str(char *p, const char *s)
 	return p;
 }
 
-/* Is pid traced by iowrap?  Only syscalls: async-signal-safe. */
+/* The number after "\nNAME:\t" in a /proc status text, or 0. */
+static unsigned status_field(const char *status, const char *key)
+{
+	const char *p = strstr(status, key);
+	unsigned v = 0;
+
+	if (!p)
+		return 0;
+	for (p += strlen(key); *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (unsigned)(*p - '0');
+	return v;
+}
+
+/*
+ * Is pid a process (not another thread's id, which kill() would take
+ * for its whole process) that iowrap traces?  Only syscalls:
+ * async-signal-safe.
+ */
 static bool traced_by_us(pid_t pid)
 {
 	char path[48], buf[2048];
-	unsigned tracer = 0;
+	unsigned tracer;
 	char *p;
 
 	if (pid <= 0)
 		return false;
 	p = put_decimal(put_str(path, "/proc/"), (unsigned)pid);
 	*put_str(p, "/status") = '\0';
-	if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
+	if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 ||
+	    status_field(buf, "\nTgid:\t") != (unsigned)pid)
 		return false;
-	p = strstr(buf, "\nTracerPid:\t");
-	if (!p)
-		return false;
-	for (p += strlen("\nTracerPid:\t"); *p >= '0' && *p <= '9'; p++)
-		tracer = tracer * 10 + (unsigned)(*p - '0');
 	/* TracerPid is the tracing thread's id: any of iowrap's threads. */
+	tracer = status_field(buf, "\nTracerPid:\t");
 	if (!tracer)
 		return false;
 	p = put_decimal(put_str(path, "/proc/self/task/"), tracer);
@@ -132,14 +147,27 @@ static bool signal_if_traced(pid_t pid, int sig)
 }
 
 /* The pids one scan has signalled (signal_tracees), so that none gets
- * the signal twice; past the last slot, a pid may. */
-#define SCAN_SENT_MAX 4096
+ * the signal twice: those of the /proc pass first, in pid order, then a
+ * few from the pids tried after it.  Past the last slot, a pid may. */
+#define SCAN_SENT_MAX 65536
 static pid_t scan_sent[SCAN_SENT_MAX];
-static size_t scan_nsent;
+static size_t scan_nsent, scan_nsorted;
 
 static bool sent_in_this_scan(pid_t pid)
 {
-	for (size_t i = 0; i < scan_nsent; i++)
+	size_t lo = 0, hi = scan_nsorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (scan_sent[mid] == pid)
+			return true;
+		if (scan_sent[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = scan_nsorted; i < scan_nsent; i++)
 		if (scan_sent[i] == pid)
 			return true;
 	return false;
@@ -185,7 +213,9 @@ static long read_sysctl(const char *path)
 /* The pid the kernel gave out last in iowrap's pid namespace, or -1. */
 static long last_pid(void)
 {
-	return read_sysctl("/proc/sys/kernel/ns_last_pid");
+	long pid = read_sysctl("/proc/sys/kernel/ns_last_pid");
+
+	return pid > 0 ? pid : -1;
 }
 
 /* Every pid under /proc (the thread group leaders), in pid order. */
@@ -213,15 +243,28 @@ static void signal_proc_entries(int sig)
 	close(dirfd);
 }
 
-/* The pids given out after from, up to and including to, where pids go
- * round from pid_max. */
-static void signal_pids_after(long from, long to, int sig)
+/*
+ * The pids given out after from, up to and including to (pids go round
+ * from pid_max), and the `before` pids before from: after the /proc pass,
+ * SCAN_FORKS_IN_FLIGHT, as a fork that had its pid before from was read
+ * may show in /proc only after the pass went by.  More than SCAN_RETRY_MAX apart: not a scan's worth of forks
+ * (ns_last_pid written by a checkpoint-restore tool), nothing is tried.
+ */
+#define SCAN_FORKS_IN_FLIGHT 256
+#define SCAN_RETRY_MAX 65536
+
+static void signal_pids_after(long from, long to, long before, int sig)
 {
 	long max = read_sysctl("/proc/sys/kernel/pid_max");
+	long ahead, pid;
 
-	if (max <= 1 || from >= max || to >= max)
+	if (max <= before || from >= max || to >= max)
 		return;
-	for (long pid = from; pid != to;) {
+	ahead = (to - from + max) % max;
+	if (ahead > SCAN_RETRY_MAX)
+		return;
+	pid = (from - before + max) % max;
+	for (long n = 0; n < before + ahead; n++) {
 		pid = pid + 1 >= max ? 1 : pid + 1;
 		if (!sent_in_this_scan((pid_t)pid) &&
 		    signal_if_traced((pid_t)pid, sig))
@@ -236,9 +279,12 @@ static void signal_pids_after(long from, long to, int sig)
  * async-signal-safe, for forward_handler.  /proc lists by pid, and pids
  * are given out from after the last one, which may be below older
  * processes: a child forked while the scan ran may have a pid the scan
- * had passed already.  So then the pids given out meanwhile are tried
- * (a fork raced by a signal to its parent is started again by the
- * kernel, so the children left are those made before the signal came).
+ * had passed already, and a fork under way when the scan began may show
+ * its child only after the pass went by (the kernel finishes a fork when
+ * a signal other than SIGKILL comes to that one process meanwhile).  So
+ * then the pids given out meanwhile, and a few before, are tried.  A
+ * child made before its parent got the signal gets it too, as from a
+ * kill of a process group, where the kernel sees to it.
  */
 #define SCAN_PASSES_MAX 8
 
@@ -249,13 +295,16 @@ static void signal_tracees(int sig)
 	atomic_store(&last_scan_of[sig],
 		     atomic_fetch_add(&scans_started, 1) + 1);
 	scan_nsent = 0;
+	scan_nsorted = 0;
 	signal_proc_entries(sig);
-	for (int pass = 1; pass < SCAN_PASSES_MAX && from >= 0; pass++) {
+	scan_nsorted = scan_nsent;
+	for (int pass = 1; pass < SCAN_PASSES_MAX && from > 0; pass++) {
 		long to = last_pid();
 
-		if (to < 0 || to == from)
+		if (to <= 0 || (to == from && pass > 1))
 			break;
-		signal_pids_after(from, to, sig);
+		signal_pids_after(from, to,
+				  pass == 1 ? SCAN_FORKS_IN_FLIGHT : 0, sig);
 		from = to;
 	}
 	atomic_fetch_add(&scans_finished, 1);
@@ -268,6 +317,13 @@ unsigned signals_scans_finished(void)
 
 void signals_catch_up(pid_t pid, unsigned finished)
 {
+	unsigned started = atomic_load(&scans_started);
+	struct timespec nap = { .tv_nsec = 100000 };
+
+	/* A scan under way may still reach pid: after it, so that its
+	 * signal and this one merge while pid is held. */
+	while ((int)(started - atomic_load(&scans_finished)) > 0)
+		nanosleep(&nap, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		if (atomic_load(&last_scan_of[sig]) > finished)
 			kill(pid, sig);
@@ -354,7 +410,8 @@ static void forward_by_handler(void)
 	struct sigaction fwd = { .sa_sigaction = forward_handler,
 				 .sa_flags = SA_SIGINFO };
 
-	sigemptyset(&fwd.sa_mask);
+	/* One forwarded signal's scan at a time (signal_tracees). */
+	fwd.sa_mask = forward_set;
 	if (forward_fd >= 0)
 		close(forward_fd);
 	forward_fd = -1;
