@@ -32,8 +32,9 @@ enum {
 static const char report_usage[] =
 	"usage: iowrap report [-o OUTDIR] [--text] TRACE_DIR...\n"
 	"  Reads the traces at or below each TRACE_DIR (a directory with\n"
-	"  summary.json or procs.csv) and writes OUTDIR/report.json.\n"
-	"  -o, --output OUTDIR  where report.json goes (default: .)\n"
+	"  summary.json or procs.csv) and writes OUTDIR/report.json and\n"
+	"  OUTDIR/report.html (one file, opens offline in a browser).\n"
+	"  -o, --output OUTDIR  where they go (default: .)\n"
 	"  -t, --text           also print the headline tables on stdout\n"
 	"  -h, --help\n"
 	"Exit status: 0 written (warnings on stderr), 1 cannot write,\n"

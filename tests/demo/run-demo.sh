@@ -28,3 +28,7 @@ for f in sorted(work, key=lambda f: f["path"]):
           f"reads {f['read']['ops']} ({f['read']['bytes']} B), "
           f"writes {f['write']['ops']} ({f['write']['bytes']} B)")
 PY
+echo
+bin/iowrap report -o "$out/report" "$out/trace"
+echo "Report: $PWD/$out/report/report.html (open it in a browser; the data is in"
+echo "        report.json next to it; iowrap report DIR... takes many tasks' traces)"
