@@ -191,13 +191,16 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		case 'f':
 			o->force = true;
 			break;
-		case 'l':
-			if (trace_level_parse(optarg) < 0)
+		case 'l': {
+			int level = trace_level_parse(optarg);
+
+			if (level < 0)
 				return usage_error(
 					"unknown level '%s' (summary, files or full)",
 					optarg);
-			o->level = (enum trace_level)trace_level_parse(optarg);
+			o->level = (enum trace_level)level;
 			break;
+		}
 		case OPT_STRICT:
 			o->strict = true;
 			break;
@@ -250,13 +253,16 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			o->tracer_threads = (int)n;
 			break;
 		}
-		case OPT_HANDOVER:
-			if (handover_parse(optarg) < 0)
+		case OPT_HANDOVER: {
+			int h = handover_parse(optarg);
+
+			if (h < 0)
 				return usage_error(
 					"--handover takes busy, always or never, not '%s'",
 					optarg);
-			o->handover = (enum handover)handover_parse(optarg);
+			o->handover = (enum handover)h;
 			break;
+		}
 		case OPT_NO_FOLLOW_CPU:
 			o->follow_cpu = false;
 			break;

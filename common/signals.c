@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "util.h"
 
 volatile sig_atomic_t signals_tick;
@@ -71,28 +72,15 @@ static char *put_str(char *p, const char *s)
 	return p;
 }
 
-/* The number after "\nNAME:\t" in a /proc status text, or 0. */
-static unsigned status_field(const char *status, const char *key)
-{
-	const char *p = strstr(status, key);
-	unsigned v = 0;
-
-	if (!p)
-		return 0;
-	for (p += strlen(key); *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (unsigned)(*p - '0');
-	return v;
-}
-
 /*
  * Is pid a process (not another thread's id, which kill() would take
- * for its whole process) that iowrap traces?  Only syscalls:
- * async-signal-safe.
+ * for its whole process) that iowrap traces?  Only syscalls and
+ * parse_proc_status's string work: async-signal-safe.
  */
 static bool traced_by_us(pid_t pid)
 {
 	char path[48], buf[2048];
-	unsigned tracer;
+	struct proc_status st;
 	char *p;
 
 	if (pid <= 0)
@@ -100,13 +88,13 @@ static bool traced_by_us(pid_t pid)
 	p = put_decimal(put_str(path, "/proc/"), (unsigned)pid);
 	*put_str(p, "/status") = '\0';
 	if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 ||
-	    status_field(buf, "\nTgid:\t") != (unsigned)pid)
+	    parse_proc_status(buf, &st) < 0 || st.tgid != pid)
 		return false;
 	/* TracerPid is the tracing thread's id: any of iowrap's threads. */
-	tracer = status_field(buf, "\nTracerPid:\t");
-	if (!tracer)
+	if (st.tracer_pid <= 0)
 		return false;
-	p = put_decimal(put_str(path, "/proc/self/task/"), tracer);
+	p = put_decimal(put_str(path, "/proc/self/task/"),
+			(unsigned)st.tracer_pid);
 	*p = '\0';
 	return access(path, F_OK) == 0;
 }
@@ -245,30 +233,50 @@ static void signal_proc_entries(int sig)
 
 /*
  * The pids given out after from, up to and including to (pids go round
- * from pid_max), and the `before` pids before from: after the /proc pass,
- * SCAN_FORKS_IN_FLIGHT, as a fork that had its pid before from was read
- * may show in /proc only after the pass went by.  More than SCAN_RETRY_MAX apart: not a scan's worth of forks
- * (ns_last_pid written by a checkpoint-restore tool), nothing is tried.
+ * at max, pid_max), and the `before` pids before from: after the /proc
+ * pass, SCAN_FORKS_IN_FLIGHT, as a fork that had its pid before from was
+ * read may show in /proc only after the pass went by.  More than
+ * SCAN_RETRY_MAX apart: not a scan's worth of forks (ns_last_pid written
+ * by a checkpoint-restore tool), nothing is tried.
  */
 #define SCAN_FORKS_IN_FLIGHT 256
 #define SCAN_RETRY_MAX 65536
 
-static void signal_pids_after(long from, long to, long before, int sig)
+static void signal_pids_after(long from, long to, long before, long max,
+			      int sig)
 {
-	long max = read_sysctl("/proc/sys/kernel/pid_max");
-	long ahead, pid;
+	long ahead = (to - from + max) % max;
+	long pid = (from - before + max) % max;
 
-	if (max <= before || from >= max || to >= max)
-		return;
-	ahead = (to - from + max) % max;
 	if (ahead > SCAN_RETRY_MAX)
 		return;
-	pid = (from - before + max) % max;
 	for (long n = 0; n < before + ahead; n++) {
 		pid = pid + 1 >= max ? 1 : pid + 1;
 		if (!sent_in_this_scan((pid_t)pid) &&
 		    signal_if_traced((pid_t)pid, sig))
 			remember_sent((pid_t)pid);
+	}
+}
+
+/* The pids given out since from (ns_last_pid then), pass after pass
+ * until no new one came. */
+#define SCAN_PASSES_MAX 8
+
+static void signal_new_pids(long from, int sig)
+{
+	long max = read_sysctl("/proc/sys/kernel/pid_max");
+
+	if (from <= 0 || from >= max || max <= SCAN_FORKS_IN_FLIGHT)
+		return;
+	for (int pass = 1; pass < SCAN_PASSES_MAX; pass++) {
+		long to = last_pid();
+
+		if (to <= 0 || to >= max || (to == from && pass > 1))
+			return;
+		signal_pids_after(from, to,
+				  pass == 1 ? SCAN_FORKS_IN_FLIGHT : 0, max,
+				  sig);
+		from = to;
 	}
 }
 
@@ -286,8 +294,6 @@ static void signal_pids_after(long from, long to, long before, int sig)
  * child made before its parent got the signal gets it too, as from a
  * kill of a process group, where the kernel sees to it.
  */
-#define SCAN_PASSES_MAX 8
-
 static void signal_tracees(int sig)
 {
 	long from = last_pid();
@@ -298,15 +304,7 @@ static void signal_tracees(int sig)
 	scan_nsorted = 0;
 	signal_proc_entries(sig);
 	scan_nsorted = scan_nsent;
-	for (int pass = 1; pass < SCAN_PASSES_MAX && from > 0; pass++) {
-		long to = last_pid();
-
-		if (to <= 0 || (to == from && pass > 1))
-			break;
-		signal_pids_after(from, to,
-				  pass == 1 ? SCAN_FORKS_IN_FLIGHT : 0, sig);
-		from = to;
-	}
+	signal_new_pids(from, sig);
 	atomic_fetch_add(&scans_finished, 1);
 }
 
@@ -320,6 +318,8 @@ void signals_catch_up(pid_t pid, unsigned finished)
 	unsigned started = atomic_load(&scans_started);
 	struct timespec nap = { .tv_nsec = 100000 };
 
+	if (started == finished)
+		return; /* none since the park */
 	/* A scan under way may still reach pid: after it, so that its
 	 * signal and this one merge while pid is held. */
 	while ((int)(started - atomic_load(&scans_finished)) > 0)

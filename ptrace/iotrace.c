@@ -462,13 +462,11 @@ static void end_times(struct tracee *t, struct io_event *ev)
 	}
 	if (!t->call.alone || t->proc->live_threads != 1) {
 		process_times(t, &ev->utime_end_us, &ev->stime_end_us);
-	} else {
-		read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_PROF,
-				      &prof_ns);
-		ev->utime_end_us = ev->utime_start_us;
-		ev->stime_end_us =
-			u64_minus(prof_ns / 1000, ev->utime_start_us);
+		return;
 	}
+	read_process_clock_ns(t->proc->rec.pid, PROCESS_CLOCK_PROF, &prof_ns);
+	ev->utime_end_us = ev->utime_start_us;
+	ev->stime_end_us = u64_minus(prof_ns / 1000, ev->utime_start_us);
 	never_back(t->proc, &ev->utime_end_us, &ev->stime_end_us);
 }
 

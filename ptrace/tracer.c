@@ -1002,8 +1002,8 @@ static void read_mail(struct tracer *tr)
 static void owner_from_tracer_pid(struct tracer *tr, struct tracee *t,
 				  pid_t tracer_pid)
 {
-	for (int i = 0; i < tr->nworkers; i++)
-		if (tracer_pid && tr->workers[i].tid == tracer_pid)
+	for (int i = 0; tracer_pid && i < tr->nworkers; i++)
+		if (tr->workers[i].tid == tracer_pid)
 			t->owner = i;
 }
 

@@ -1559,7 +1559,8 @@ def test_handovers_under_a_filter_from_before_iowrap(tmp_path, denied,
                     helper("orphans"), "signal", str(data)],
                    outdir=tmp_path / "t", timeout=60)
     cmd = [helper("denycall"), denied, str(IOWRAP), "--tracer-threads", "2",
-           "--handover", "always", "--level", "full", "-o", str(tmp_path / "u"), "--",
+           "--handover", "always", "--level", "full",
+           "-o", str(tmp_path / "u"), "--",
            helper("orphans"), "signal", str(data)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert (p.returncode, p.stdout) == (0, "SIGUSR1 received 0\n"), p.stderr

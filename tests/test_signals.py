@@ -125,10 +125,9 @@ def test_sigterm_after_the_main_process_reaches_children_forked_meanwhile(
     new process is handed to the other tracer thread (--handover always),
     and while it is detached for that, the forwarded signal's scan of
     /proc passes it by: it gets the signal when it is seized again
-    (signals_catch_up).  A
-    child forked while the scan runs may also have a pid the scan has
-    passed (pids go round at pid_max): the pids given out meanwhile are
-    tried after the scan."""
+    (signals_catch_up).  A child forked while the scan runs may also have
+    a pid the scan has passed (pids go round at pid_max): the pids given
+    out meanwhile are tried after the scan."""
     for run in range(10):
         out = tmp_path / str(run)
         out.mkdir()
