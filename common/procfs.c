@@ -364,10 +364,10 @@ int read_process_clock_ns(pid_t pid, enum process_clock which, uint64_t *ns)
 	return 0;
 }
 
-int read_proc_io(int procfd, pid_t pid, struct proc_io *io)
+int read_task_io(int procfd, pid_t pid, pid_t tid, struct proc_io *io)
 {
 	char buf[512];
-	ssize_t n = read_pid_file(procfd, pid, 0, "io", buf, sizeof(buf));
+	ssize_t n = read_pid_file(procfd, pid, tid, "io", buf, sizeof(buf));
 
 	return n < 0 ? (int)n : parse_proc_io(buf, io);
 }

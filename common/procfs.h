@@ -88,7 +88,9 @@ enum process_clock {
 	PROCESS_CLOCK_SCHED = 2
 };
 int read_process_clock_ns(pid_t pid, enum process_clock which, uint64_t *ns);
-int read_proc_io(int procfd, pid_t pid, struct proc_io *io);
+/* /proc/PID/io (tid 0): the process's, with its dead threads and the
+ * children it reaped; /proc/PID/task/TID/io: that thread's own. */
+int read_task_io(int procfd, pid_t pid, pid_t tid, struct proc_io *io);
 int read_proc_cgroup(int procfd, pid_t pid, bool has_v2,
 		     struct cgroup_entry *cg);
 /* readlink of /proc/PID/NAME (exe, cwd) into sb. */

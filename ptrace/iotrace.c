@@ -1071,7 +1071,7 @@ static uint64_t process_rchar(struct iotrace *io, struct tracee *t)
 {
 	struct proc_io pio;
 
-	return read_proc_io(io->procfd, t->proc->rec.pid, &pio) == 0 ?
+	return read_task_io(io->procfd, t->proc->rec.pid, 0, &pio) == 0 ?
 		       pio.rchar :
 		       0;
 }

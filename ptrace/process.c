@@ -61,7 +61,10 @@ static struct process *process_new(struct proc_table *pt, pid_t tgid,
 				   pid_t ppid)
 {
 	struct process *p = xcalloc(1, sizeof(*p));
+	struct process *parent = pidmap_get(&pt->processes, ppid);
 
+	if (parent)
+		parent->had_children = true;
 	p->rec.pid = tgid;
 	p->rec.ppid = ppid;
 	p->rec.start_us = now_realtime_us();
@@ -198,6 +201,8 @@ struct process *tracee_drop(struct proc_table *pt, struct tracee *t)
 	if (!t->exit_stopped) {
 		p->live_threads--;
 		p->thread_unmeasured = true;
+		if (!t->io_counted)
+			p->threads_io_lost = true;
 	}
 	tracee_free(t);
 	return p;
@@ -241,9 +246,13 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 		}
 		/* The others were killed, maybe with no exit stop of their
 		 * own: their deaths must not count against the live one. */
-		for (struct tracee *o = p->threads; o; o = o->next)
+		for (struct tracee *o = p->threads; o; o = o->next) {
+			if (!o->exit_stopped && !o->io_counted)
+				p->threads_io_lost = true;
 			o->exit_stopped = true;
+		}
 		t->exit_stopped = false;
+		t->io_counted = false; /* the leader's was, not this thread's */
 		p->live_threads = 1;
 	}
 	p->rec.execs++;
@@ -317,16 +326,50 @@ static void read_cgroup(struct proc_table *pt, struct process *p)
 	p->rec.cgroup_id = cgroup_resolve_id(pt->cgroups, &cg);
 }
 
-/*
- * The kernel adds a reaped child's I/O counters (with its own reaped
- * descendants') to its parent's, so /proc/PID/io of a parent shows its
- * children's reads too.  procs.csv holds each process's own: a process
- * hands its final counters to its parent, and the parent, at its own end,
- * subtracts those of the children it had reaped by then (gone from /proc;
- * an unreaped zombie is inherited by the subreaper, not counted).
- */
+static void add_io(struct proc_io *sum, const struct proc_io *io)
+{
+	sum->rchar += io->rchar;
+	sum->wchar += io->wchar;
+	sum->syscr += io->syscr;
+	sum->syscw += io->syscw;
+	sum->read_bytes += io->read_bytes;
+	sum->write_bytes += io->write_bytes;
+	sum->cancelled_write_bytes += io->cancelled_write_bytes;
+}
+
+static void subtract_io(struct proc_io *io, const struct proc_io *less)
+{
+	io->rchar = u64_minus(io->rchar, less->rchar);
+	io->wchar = u64_minus(io->wchar, less->wchar);
+	io->syscr = u64_minus(io->syscr, less->syscr);
+	io->syscw = u64_minus(io->syscw, less->syscw);
+	io->read_bytes = u64_minus(io->read_bytes, less->read_bytes);
+	io->write_bytes = u64_minus(io->write_bytes, less->write_bytes);
+	io->cancelled_write_bytes = u64_minus(io->cancelled_write_bytes,
+					      less->cancelled_write_bytes);
+}
+
+/* A thread's own I/O, /proc/PID/task/TID/io, into the process's sum:
+ * once, at its exit stop or at the end of its process. */
+static void count_thread_io(struct proc_table *pt, struct process *p,
+			    struct tracee *t)
+{
+	struct proc_io io;
+
+	if (t->io_counted)
+		return;
+	t->io_counted = true;
+	if (read_task_io(pt->procfd, p->rec.pid, t->tid, &io) < 0)
+		p->threads_io_lost = true;
+	else
+		add_io(&p->threads_io, &io);
+}
+
+/* What the kernel adds to the parent's /proc/PID/io if the parent reaps
+ * p: all of p's, its reaped children's too. */
 static void hand_io_to_parent(struct proc_table *pt, struct process *p,
-			      const struct proc_io *io)
+			      const struct proc_io *io,
+			      uint64_t starttime_ticks)
 {
 	struct process *parent = pidmap_get(&pt->processes, p->rec.ppid);
 	struct child_io *c;
@@ -341,27 +384,49 @@ static void hand_io_to_parent(struct proc_table *pt, struct process *p,
 	}
 	c = &parent->children[parent->nchildren++];
 	c->pid = p->rec.pid;
+	c->starttime_ticks = starttime_ticks;
 	c->io = *io;
+}
+
+/* A child still there (alive, or a zombie no one reaped) is that child,
+ * not a later process given its pid, if it started when the child did. */
+static bool child_unreaped(struct proc_table *pt, const struct child_io *c)
+{
+	struct proc_stat st;
+
+	return read_proc_stat(pt->procfd, c->pid, &st) == 0 &&
+	       st.starttime_ticks == c->starttime_ticks;
 }
 
 static void subtract_reaped_children(struct proc_table *pt, struct process *p,
 				     struct proc_io *io)
 {
-	for (size_t i = 0; i < p->nchildren; i++) {
-		const struct proc_io *c = &p->children[i].io;
-		struct proc_stat st;
+	for (size_t i = 0; i < p->nchildren; i++)
+		if (!child_unreaped(pt, &p->children[i]))
+			subtract_io(io, &p->children[i].io);
+}
 
-		if (read_proc_stat(pt->procfd, p->children[i].pid, &st) == 0)
-			continue; /* not reaped (a zombie, or alive) */
-		io->rchar = u64_minus(io->rchar, c->rchar);
-		io->wchar = u64_minus(io->wchar, c->wchar);
-		io->syscr = u64_minus(io->syscr, c->syscr);
-		io->syscw = u64_minus(io->syscw, c->syscw);
-		io->read_bytes = u64_minus(io->read_bytes, c->read_bytes);
-		io->write_bytes = u64_minus(io->write_bytes, c->write_bytes);
-		io->cancelled_write_bytes = u64_minus(io->cancelled_write_bytes,
-						      c->cancelled_write_bytes);
-	}
+/*
+ * procs.csv holds each process's own I/O.  /proc/PID/io is that only for
+ * a process that never had a child: the kernel adds a child's counters
+ * (with its own reaped descendants') to its parent's when the parent
+ * reaps it, and never when the kernel reaps it for the parent (SIGCHLD
+ * ignored, SA_NOCLDWAIT).  So for a parent, the own figures are the sum
+ * of its threads' own (/proc/PID/task/TID/io, which leaves both out),
+ * each read at its exit stop or now.  If a thread was gone unread (killed
+ * with no exit stop), /proc/PID/io less the children that are gone:
+ * wrong only for an auto-reaped one.
+ */
+static void own_io(struct proc_table *pt, struct process *p, struct proc_io *io)
+{
+	if (!p->had_children)
+		return;
+	for (struct tracee *t = p->threads; t; t = t->next)
+		count_thread_io(pt, p, t);
+	if (!p->threads_io_lost)
+		*io = p->threads_io;
+	else
+		subtract_reaped_children(pt, p, io);
 }
 
 /* Process-wide figures: /proc/TGID sums the threads, dead ones too. */
@@ -380,9 +445,9 @@ static void measure_process(struct proc_table *pt, struct process *p)
 	u->minflt = st.minflt;
 	u->majflt = st.majflt;
 	split_cpu_time(u, &st);
-	if (read_proc_io(pt->procfd, p->rec.pid, &io) == 0) {
-		hand_io_to_parent(pt, p, &io);
-		subtract_reaped_children(pt, p, &io);
+	if (read_task_io(pt->procfd, p->rec.pid, 0, &io) == 0) {
+		hand_io_to_parent(pt, p, &io, st.starttime_ticks);
+		own_io(pt, p, &io);
 		u->rchar = io.rchar;
 		u->wchar = io.wchar;
 		u->syscr = io.syscr;
@@ -443,6 +508,9 @@ bool process_exit_stop(struct proc_table *pt, struct tracee *t)
 		return false;
 	t->exit_stopped = true;
 	measure_thread(pt, p, t->tid);
+	/* Its own I/O: what /proc/PID/io alone cannot tell (own_io). */
+	if (p->rec.usage.threads > 1 || p->had_children)
+		count_thread_io(pt, p, t);
 	if (--p->live_threads > 0 && !exit_ends_thread_group(t->tid))
 		return false;
 	/* Measured once: a second time would hand its I/O to the parent

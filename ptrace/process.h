@@ -68,10 +68,12 @@ struct tracee {
 	bool exec_held;
 	int64_t last_stop_us; /* monotonic: when it last stopped */
 	struct parked *parked; /* handed to owner, which puts it back */
+	bool io_counted; /* its own I/O is in proc->threads_io */
 };
 
 struct child_io {
 	pid_t pid;
+	uint64_t starttime_ticks; /* tells it from a later one of its pid */
 	struct proc_io io;
 };
 
@@ -82,6 +84,11 @@ struct process {
 	int live_threads; /* threads not yet past their exit stop */
 	bool final_read; /* the process-wide figures have been read */
 	bool thread_unmeasured;
+	bool had_children; /* made a process (fork, vfork, clone) */
+	/* Its threads' own I/O, each thread's added once (own_io); lost:
+	 * a thread's could not be read before it was gone. */
+	struct proc_io threads_io;
+	bool threads_io_lost;
 	struct child_io *children; /* children's final I/O counters */
 	size_t nchildren, children_alloc;
 	struct fdtable *fds; /* NULL until a traced syscall needs it */

@@ -97,6 +97,31 @@ def test_exact_io_and_memory_against_the_process_itself(iowrap, tmp_path):
     assert tot["peak_rss_pid"] == int(row["pid"])
 
 
+@pytest.mark.parametrize("mode", ["wait", "ignore", "nocldwait", "thread"])
+def test_a_parents_own_io_however_its_child_is_reaped(iowrap, tmp_path,
+                                                       mode):
+    """The kernel adds a child's I/O to its parent's /proc/PID/io when the
+    parent reaps it with wait(), and never when it reaps the child itself
+    (SIGCHLD ignored, SA_NOCLDWAIT).  procs.csv holds each process's own
+    all the same: exactly what the parent's threads counted of themselves
+    (/proc/thread-self/io), with a thread that ended before the fork too.
+    Subtracting every gone child gave 0 bytes and 6 reads where the parent
+    had read 4,073 bytes in 9 reads."""
+    src = tmp_path / "in"
+    src.write_bytes(os.urandom(100000))
+    t = iowrap(helper("reapchild"), mode, str(src))
+    assert t.returncode == 0, t.stderr
+    rchar, syscr = map(int, t.stdout.split())
+    rows = t.procs
+    pids = {int(r["pid"]) for r in rows}
+    (parent,) = [r for r in rows if int(r["ppid"]) not in pids]
+    (child,) = [r for r in rows if r["pid"] != parent["pid"]]
+    assert (int(parent["rchar"]), int(parent["syscr"])) == (rchar, syscr)
+    # The child: two reads of 64 KiB at most, and the one that sees EOF.
+    assert (int(child["rchar"]), int(child["syscr"])) == (100000, 3)
+    assert t.summary["totals"]["rchar_bytes"] == rchar + 100000
+
+
 def test_threads_are_counted_and_their_cpu_summed(iowrap):
     t = iowrap(helper("threads"), "4", "100")
     assert t.returncode == 0
