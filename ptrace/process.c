@@ -365,8 +365,13 @@ static void count_thread_io(struct proc_table *pt, struct process *p,
 		add_io(&p->threads_io, &io);
 }
 
-/* What the kernel adds to the parent's /proc/PID/io if the parent reaps
- * p: all of p's, its reaped children's too. */
+/*
+ * What the kernel adds to the parent's /proc/PID/io if the parent reaps
+ * p: all of p's, its reaped children's too.  Kept for own_io's fallback
+ * only, which needs a thread gone unread: a process with one thread has
+ * none (its thread's end is its own), so a shell that runs a million
+ * commands keeps no list.
+ */
 static void hand_io_to_parent(struct proc_table *pt, struct process *p,
 			      const struct proc_io *io,
 			      uint64_t starttime_ticks)
@@ -374,7 +379,7 @@ static void hand_io_to_parent(struct proc_table *pt, struct process *p,
 	struct process *parent = pidmap_get(&pt->processes, p->rec.ppid);
 	struct child_io *c;
 
-	if (!parent || parent == p)
+	if (!parent || parent == p || parent->rec.usage.threads < 2)
 		return;
 	if (parent->nchildren == parent->children_alloc) {
 		parent->children_alloc = parent->children_alloc * 2 + 8;
