@@ -71,7 +71,9 @@ static const char usage_text[] =
 	"                       write, seek and sync (io.csv)\n"
 	"      --include PREFIX trace only files under PREFIX (repeatable)\n"
 	"      --exclude PREFIX do not trace files under PREFIX (repeatable;\n"
-	"                       /proc, /sys and /dev always)\n"
+	"                       /proc, /sys and /dev by default); the longest\n"
+	"                       prefix decides: --include / --include /dev/shm\n"
+	"                       traces /dev/shm too\n"
 	"      --spin-us N      poll N us for the next stop before sleeping\n"
 	"                       (default 50; 0: always sleep)\n"
 	"      --no-follow-cpu  never move next to a tracee that stops often\n"
@@ -108,7 +110,8 @@ enum {
 	OPT_LABEL,
 };
 
-/* Paths under /proc, /sys and /dev are not traced unless included. */
+/* Paths under /proc, /sys and /dev are not traced unless an --include
+ * under them says so (iotrace.c's excluded). */
 static const char *const default_exclude[] = { "/proc", "/sys", "/dev" };
 
 static int add_prefix(const char **list, size_t *n, const char *prefix)

@@ -115,29 +115,49 @@ static struct fdtable *fds_of(struct process *p)
 	return p->fds;
 }
 
-static bool under(const char *path, const char *prefix)
+/* prefix's length without trailing slashes ("/" stays 1). */
+static size_t prefix_len(const char *prefix)
 {
 	size_t n = strlen(prefix);
 
 	while (n > 1 && prefix[n - 1] == '/')
 		n--;
+	return n;
+}
+
+static bool under(const char *path, const char *prefix)
+{
+	size_t n = prefix_len(prefix);
+
 	return strncmp(path, prefix, n) == 0 &&
 	       (path[n] == '/' || path[n] == '\0' || n == 1);
 }
 
-/* Decided once per open, so a filtered handle costs nothing later. */
+/* The length of the longest prefix in list (NULL-ended) that path is
+ * under; -1 if none. */
+static long longest_under(const char *path, const char *const *list)
+{
+	long best = -1;
+
+	for (size_t i = 0; list && list[i]; i++)
+		if (under(path, list[i]) && (long)prefix_len(list[i]) > best)
+			best = (long)prefix_len(list[i]);
+	return best;
+}
+
+/*
+ * Decided once per open, so a filtered handle costs nothing later.  With
+ * --include, only files under an included prefix are traced; the longest
+ * prefix a path is under decides between an include and an exclude (an
+ * exclude on a tie), so --include /dev/shm traces there in spite of the
+ * default /dev, and --exclude /data --include /data/keep traces keep.
+ */
 static bool excluded(const struct iotrace *io, const char *path)
 {
-	bool included = !io->include || !io->include[0];
+	bool narrowed = io->include && io->include[0];
+	long inc = narrowed ? longest_under(path, io->include) : 0;
 
-	for (size_t i = 0; io->include && io->include[i]; i++)
-		included |= under(path, io->include[i]);
-	if (!included)
-		return true;
-	for (size_t i = 0; io->exclude && io->exclude[i]; i++)
-		if (under(path, io->exclude[i]))
-			return true;
-	return false;
+	return inc < 0 || longest_under(path, io->exclude) >= inc;
 }
 
 #define FD_LINK_SIZE 48

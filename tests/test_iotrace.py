@@ -249,6 +249,51 @@ def test_include_and_exclude(workdir, tmp_path):
                    for r in rows)
 
 
+def test_the_longest_prefix_decides(workdir, tmp_path):
+    """An include under an excluded prefix is traced: --include /dev/shm
+    in spite of the default /dev (it traced nothing at all), and
+    --exclude DIR --include DIR/keep.  /dev/null stays out."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        pytest.skip("no /dev/shm")
+    name = shm / f"iowrap-test-{os.getpid()}"
+    (workdir / "skip").mkdir()
+    (workdir / "skip" / "keep").mkdir()
+    (workdir / "skip" / "f").write_text("x" * 100)
+    (workdir / "skip" / "keep" / "g").write_text("y" * 50)
+    cmd = ["sh", "-c", f"cat skip/f skip/keep/g text.txt > {name}; "
+           f"cat {name} > /dev/null; rm {name}"]
+    t = run_iowrap(["--level", "full", "--include", "/",
+                    "--include", "/dev/shm", "--exclude",
+                    str(workdir / "skip"), "--include",
+                    str(workdir / "skip" / "keep"), "--"] + cmd,
+                   outdir=tmp_path / "t", cwd=workdir)
+    assert t.returncode == 0
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    opened = {r["path"] for r in rows if r["type"] == "O"}
+    assert str(name) in opened
+    assert str(workdir / "skip" / "keep" / "g") in opened
+    assert str(workdir / "text.txt") in opened
+    assert str(workdir / "skip" / "f") not in opened
+    assert not any(p.startswith("/dev/") and not p.startswith("/dev/shm/")
+                   for p in opened)
+    # Every byte through the /dev/shm file, written once and read once
+    # (cat tries copy_file_range first: -EXDEV between filesystems).
+    handles = {r["handle"] for r in rows if r["path"] == str(name)}
+    size = 150 + (workdir / "text.txt").stat().st_size
+    for kind in "WR":
+        assert sum(max(int(r["result"]), 0) for r in rows
+                   if r["type"] == kind and r["handle"] in handles) == size
+    assert [r["type"] for r in rows if r["path"] == str(name)
+            and r["type"] == "U"] == ["U"]
+    # Alone, it narrows to /dev/shm.
+    t = run_iowrap(["--level", "files", "--include", "/dev/shm", "--"] + cmd,
+                   outdir=tmp_path / "t2", cwd=workdir)
+    assert t.returncode == 0
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    assert {r["path"] for r in rows if r["type"] == "O"} == {str(name)}
+
+
 def test_relative_prefix_is_refused(tmp_path):
     p = subprocess.run([str(IOWRAP), "--include", "data", "--", "true"],
                        capture_output=True, text=True, cwd=tmp_path)
