@@ -1020,17 +1020,60 @@ static void note_rename(struct iotrace *io, const char *from, const char *to)
 		io->dir_renames++;
 }
 
-/* linkat(fd, "", ..., AT_EMPTY_PATH) links the file open on fd (an
- * O_TMPFILE file gets its name so): that file, or NULL. */
+/*
+ * The descriptor N of "/proc/self/fd/N" and its other names for the
+ * calling process (thread-self, its own pid, /dev/fd); -1 for any other
+ * path.
+ */
+static int own_fd_path(const char *path, pid_t pid, pid_t tid)
+{
+	static const char *const fixed[] = { "/proc/self/fd/",
+					     "/proc/thread-self/fd/",
+					     "/dev/fd/" };
+	const char *n = NULL;
+	char *end;
+	long fd;
+
+	for (size_t i = 0; i < ARRAY_SIZE(fixed) && !n; i++)
+		if (strncmp(path, fixed[i], strlen(fixed[i])) == 0)
+			n = path + strlen(fixed[i]);
+	if (!n && strncmp(path, "/proc/", 6) == 0) {
+		long owner = strtol(path + 6, &end, 10);
+
+		if ((owner == pid || owner == tid) &&
+		    strncmp(end, "/fd/", 4) == 0)
+			n = end + 4;
+	}
+	if (!n || *n < '0' || *n > '9')
+		return -1;
+	errno = 0;
+	fd = strtol(n, &end, 10);
+	return *end || errno || fd > INT_MAX ? -1 : (int)fd;
+}
+
+/*
+ * linkat(fd, "", ..., AT_EMPTY_PATH), or open(2)'s way for a user without
+ * CAP_DAC_READ_SEARCH, linkat(AT_FDCWD, "/proc/self/fd/N", ...,
+ * AT_SYMLINK_FOLLOW), links the file open on a descriptor (an O_TMPFILE
+ * file gets its name so): that file, or NULL.
+ */
 static const struct ofd *linked_descriptor(struct iotrace *io, struct tracee *t)
 {
-	char name[1];
+	char name[64];
+	uint64_t flags = t->call.args[4];
+	int fd;
 
-	if (t->call.id != SC_LINKAT || !(t->call.args[4] & AT_EMPTY_PATH) ||
-	    tracee_read(t->tid, t->call.args[1], name, sizeof(name)) < 0 ||
-	    name[0] != '\0')
+	if (t->call.id != SC_LINKAT ||
+	    !(flags & (AT_EMPTY_PATH | AT_SYMLINK_FOLLOW)) ||
+	    tracee_read_str(t->tid, t->call.args[1], name, sizeof(name)) < 0)
 		return NULL;
-	return lookup_fd(io, t->proc, arg_fd(t, 0));
+	if (name[0] == '\0')
+		fd = flags & AT_EMPTY_PATH ? arg_fd(t, 0) : -1;
+	else
+		fd = flags & AT_SYMLINK_FOLLOW ?
+			     own_fd_path(name, t->proc->rec.pid, t->tid) :
+			     -1;
+	return fd < 0 ? NULL : lookup_fd(io, t->proc, fd);
 }
 
 static void on_two_paths(struct iotrace *io, struct tracee *t, char type,

@@ -1312,19 +1312,33 @@ def test_descriptor_from_open_by_handle_at_is_traced(tmp_path):
         (pid, 0, 1000), (pid, 1000, 1000)]
 
 
-def test_tmpfile_link_truncate_and_exchange_keep_their_files(tmp_path):
-    """An O_TMPFILE file has the kernel's name until linkat(fd, "",
-    AT_EMPTY_PATH) names it (the H row is that file's, its new name one
-    of its paths); a truncate by path is a row of its file; renameat2's
-    RENAME_EXCHANGE keeps both files (each one id, both names) and its
-    flags are in the row."""
+# linkat's ways to name a descriptor's file: AT_EMPTY_PATH (it needs
+# CAP_DAC_READ_SEARCH), and open(2)'s way for everyone else,
+# AT_SYMLINK_FOLLOW through the descriptor's /proc or /dev/fd name.
+TMPFILE_LINKS = {
+    "empty-path": "f, b'', -100, b'd/named', 0x1000",
+    "proc-self": "-100, b'/proc/self/fd/%d' % f, -100, b'd/named', 0x400",
+    "proc-pid": "-100, b'/proc/%d/fd/%d' % (os.getpid(), f), -100, "
+                "b'd/named', 0x400",
+    "dev-fd": "-100, b'/dev/fd/%d' % f, -100, b'd/named', 0x400",
+}
+
+
+@pytest.mark.parametrize("link", sorted(TMPFILE_LINKS))
+def test_tmpfile_link_truncate_and_exchange_keep_their_files(tmp_path,
+                                                             link):
+    """An O_TMPFILE file has the kernel's name until linkat names it (the
+    H row is that file's, its new name one of its paths; through
+    /proc/self/fd/N the row had no file and that path); a truncate by path
+    is a row of its file; renameat2's RENAME_EXCHANGE keeps both files
+    (each one id, both names) and its flags are in the row."""
     d = tmp_path / "d"
     d.mkdir()
     script = ("import os, ctypes\n"
               "libc = ctypes.CDLL(None, use_errno=True)\n"
               "f = os.open('d', os.O_TMPFILE | os.O_WRONLY, 0o600)\n"
               "os.write(f, b'x' * 100)\n"
-              "assert libc.linkat(f, b'', -100, b'd/named', 0x1000) == 0\n"
+              f"assert libc.linkat({TMPFILE_LINKS[link]}) == 0\n"
               "os.close(f)\n"
               "open('d/a', 'w').write('a'); open('d/b', 'w').write('bb')\n"
               "os.truncate('d/a', 0)\n"
