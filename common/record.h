@@ -29,6 +29,9 @@ struct proc_usage {
 	/* the R and W results written to io.csv: what is left of rchar and
 	 * wchar went through untraced descriptors */
 	uint64_t traced_read_bytes, traced_write_bytes;
+	/* those of splice(2), which the kernel counts in neither rchar nor
+	 * wchar (sendfile and copy_file_range it counts) */
+	uint64_t spliced_read_bytes, spliced_write_bytes;
 	uint32_t threads; /* threads the process ever had, the main one too */
 	bool measured; /* false: no exit stop was seen (e.g. SIGKILL) */
 };

@@ -16,7 +16,8 @@ static const char procs_header[] =
 	"vmhwm_kib,vmpeak_kib,rchar,wchar,syscr,syscw,read_bytes,"
 	"write_bytes,cancelled_write_bytes,ctxt_voluntary,ctxt_involuntary,"
 	"minflt,majflt,threads,execs,untraced_read_bytes,"
-	"untraced_write_bytes,exec_read_bytes\n";
+	"untraced_write_bytes,exec_read_bytes,spliced_read_bytes,"
+	"spliced_write_bytes\n";
 
 void trace_init(struct trace_sink *ts)
 {
@@ -263,10 +264,11 @@ static void format_proc(struct strbuf *sb, const struct proc_record *r)
 		add_u64_field(sb, r->usage.untraced_read_bytes);
 		add_u64_field(sb, r->usage.untraced_write_bytes);
 		add_u64_field(sb, r->usage.exec_read_bytes);
+		add_u64_field(sb, r->usage.spliced_read_bytes);
+		add_u64_field(sb, r->usage.spliced_write_bytes);
 	} else {
-		add_sep(sb);
-		add_sep(sb);
-		add_sep(sb);
+		for (int i = 0; i < 5; i++)
+			add_sep(sb);
 	}
 	sb_addc(sb, '\n');
 }

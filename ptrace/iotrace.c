@@ -2,6 +2,7 @@
 #include "iotrace.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/audit.h>
@@ -43,6 +44,14 @@
 #define RWF_NOAPPEND 0x20
 #endif
 
+/*
+ * The longest path written to the trace: a directory's path (what the
+ * kernel reports is at most 4095 bytes, one a chdir composed may be
+ * longer) with a name of up to PATH_MAX after it.  A longer one is cut,
+ * and counted in the summary's problems.
+ */
+#define TRACE_PATH_MAX (16 * PATH_MAX)
+
 void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
 		  pid_t main_pid, const char *const *include,
 		  const char *const *exclude)
@@ -57,6 +66,19 @@ void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
 
 void iotrace_release(struct iotrace *io)
 {
+	if (io->cwds_unknown)
+		trace_problem(
+			io->sink,
+			"%" PRIu64 " processes had a cwd longer than the "
+			"kernel reports (4095 bytes) and not known from a "
+			"chdir: their relative paths were taken from /",
+			io->cwds_unknown);
+	if (io->paths_cut)
+		trace_problem(
+			io->sink,
+			"%" PRIu64 " paths (of rows, and the cwds they were "
+			"built on) were longer than %d bytes and cut there",
+			io->paths_cut, TRACE_PATH_MAX);
 	file_table_write(&io->files, io->sink);
 	file_table_release(&io->files);
 	opqueue_release(&io->queues);
@@ -93,18 +115,30 @@ static void normalise_path(char *path)
 	*out = '\0';
 }
 
+/*
+ * The kernel's name for the cwd; where it has none to give (a path longer
+ * than the 4095 bytes it reports), where the last chdir went, else what
+ * was known before, else "/", counted in the summary's problems.
+ */
 static const char *cwd_of(struct iotrace *io, struct process *p)
 {
 	struct strbuf sb;
 
 	if (p->cwd_cache && p->cwd_gen == io->dir_renames)
 		return p->cwd_cache;
-	free(p->cwd_cache);
 	p->cwd_gen = io->dir_renames;
 	sb_init(&sb, PATH_MAX);
-	if (read_proc_link(io->procfd, p->rec.pid, "cwd", &sb) < 0)
-		sb_adds(&sb, "/");
-	p->cwd_cache = sb_detach(&sb);
+	if (read_proc_link(io->procfd, p->rec.pid, "cwd", &sb) == 0) {
+		free(p->cwd_cache);
+		p->cwd_cache = sb_detach(&sb);
+	} else if (p->cwd_hint) {
+		free(p->cwd_cache);
+		p->cwd_cache = xstrdup(p->cwd_hint);
+	} else if (!p->cwd_cache) {
+		io->cwds_unknown++;
+		p->cwd_cache = xstrdup("/");
+	}
+	sb_release(&sb);
 	return p->cwd_cache;
 }
 
@@ -415,6 +449,8 @@ static void resolve_at(struct iotrace *io, struct process *p, int dirfd,
 		sb_addc(out, '/');
 	}
 	sb_adds(out, name);
+	if (out->truncated)
+		io->paths_cut++;
 	normalise_dotdot(out);
 	if (out->buf)
 		normalise_path(out->buf);
@@ -501,14 +537,18 @@ struct op {
 	const char *path, *path2;
 };
 
-static void tally_traced(struct proc_usage *u, const struct op *op)
+static void tally_traced(struct proc_usage *u, const struct op *op,
+			 bool spliced)
 {
-	if (op->result <= 0)
-		return;
-	if (op->type == 'R')
-		u->traced_read_bytes += (uint64_t)op->result;
-	else if (op->type == 'W')
-		u->traced_write_bytes += (uint64_t)op->result;
+	uint64_t bytes = op->result > 0 ? (uint64_t)op->result : 0;
+
+	if (op->type == 'R') {
+		u->traced_read_bytes += bytes;
+		u->spliced_read_bytes += spliced ? bytes : 0;
+	} else if (op->type == 'W') {
+		u->traced_write_bytes += bytes;
+		u->spliced_write_bytes += spliced ? bytes : 0;
+	}
 }
 
 static void emit(struct iotrace *io, struct tracee *t, const struct op *op)
@@ -528,7 +568,7 @@ static void emit(struct iotrace *io, struct tracee *t, const struct op *op)
 	};
 
 	end_times(t, &ev);
-	tally_traced(&t->proc->rec.usage, op);
+	tally_traced(&t->proc->rec.usage, op, t->call.id == SC_SPLICE);
 	if (op->ofd) {
 		ev.handle_id = op->ofd->handle_id;
 		ev.inode_id = op->ofd->inode_id;
@@ -576,7 +616,7 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 	struct ofd *o = NULL;
 	struct op op = { .type = 'O', .result = ret, .flags = flags };
 
-	sb_init(&path, PATH_MAX);
+	sb_init(&path, TRACE_PATH_MAX);
 	if (!path_arg(io, t, dirfd, path_addr, &path)) {
 		sb_release(&path);
 		return;
@@ -999,7 +1039,7 @@ static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 {
 	struct strbuf path;
 
-	sb_init(&path, PATH_MAX);
+	sb_init(&path, TRACE_PATH_MAX);
 	if (path_arg(io, t, dirfd, addr, &path))
 		emit_path_op(io, t, type, sb_str(&path), ret, size);
 	sb_release(&path);
@@ -1087,8 +1127,8 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 	/* renameat2's RENAME_NOREPLACE (1), _EXCHANGE (2), _WHITEOUT (4) */
 	if (t->call.id == SC_RENAMEAT2)
 		op.flags = (uint32_t)t->call.args[4];
-	sb_init(&from, PATH_MAX);
-	sb_init(&to, PATH_MAX);
+	sb_init(&from, TRACE_PATH_MAX);
+	sb_init(&to, TRACE_PATH_MAX);
 	if (path_arg(io, t, dirfd2, a2, &to)) {
 		if (linked) {
 			op.ofd = linked;
@@ -1139,18 +1179,19 @@ static uint64_t process_rchar(struct iotrace *io, struct tracee *t)
 		       0;
 }
 
-/* execve's path, or execveat's (dirfd, path), resolved at the entry. */
-static void note_exec_path(struct iotrace *io, struct tracee *t)
+/* execve's or chdir's path, or execveat's (dirfd, path), resolved at the
+ * entry. */
+static void note_entry_path(struct iotrace *io, struct tracee *t)
 {
 	bool at = t->call.id == SC_EXECVEAT;
 	struct strbuf path;
 
-	free(t->call.exec_path);
-	t->call.exec_path = NULL;
-	sb_init(&path, PATH_MAX);
+	free(t->call.entry_path);
+	t->call.entry_path = NULL;
+	sb_init(&path, TRACE_PATH_MAX);
 	if (path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, t->call.args[at],
 		     &path))
-		t->call.exec_path = sb_detach(&path);
+		t->call.entry_path = sb_detach(&path);
 	sb_release(&path);
 }
 
@@ -1164,10 +1205,10 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 	if (ret == 0 && rchar > t->call.rchar_before)
 		t->proc->rec.usage.exec_read_bytes +=
 			rchar - t->call.rchar_before;
-	if (t->call.exec_path)
-		emit_path_op(io, t, 'X', t->call.exec_path, ret, 0);
-	free(t->call.exec_path);
-	t->call.exec_path = NULL;
+	if (t->call.entry_path)
+		emit_path_op(io, t, 'X', t->call.entry_path, ret, 0);
+	free(t->call.entry_path);
+	t->call.entry_path = NULL;
 	if (ret == 0) {
 		struct fdtable *fds = fds_of(t->proc);
 
@@ -1182,12 +1223,30 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 	}
 }
 
-static void on_chdir(struct tracee *t, int64_t ret)
+/* From here on the cwd is read from /proc again; where it cannot be,
+ * the path the chdir asked for, or the fchdir's directory, stands in. */
+static void on_chdir(struct iotrace *io, struct tracee *t, int64_t ret)
 {
-	if (ret != 0)
-		return;
-	free(t->proc->cwd_cache);
-	t->proc->cwd_cache = NULL;
+	struct process *p = t->proc;
+	char *asked = t->call.entry_path;
+	const struct ofd *dir;
+
+	t->call.entry_path = NULL;
+	if (ret == 0) {
+		if (t->call.id == SC_FCHDIR) {
+			dir = lookup_fd(io, p, arg_fd(t, 0));
+			free(asked);
+			asked = dir && dir->path[0] == '/' ?
+					xstrdup(dir->path) :
+					NULL;
+		}
+		free(p->cwd_hint);
+		p->cwd_hint = asked;
+		asked = NULL;
+		free(p->cwd_cache);
+		p->cwd_cache = NULL;
+	}
+	free(asked);
 }
 
 static void on_mmap(struct iotrace *io, struct tracee *t, int64_t ret)
@@ -1223,7 +1282,7 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 	bool named;
 
 	t->call.doomed_dev = t->call.doomed_ino = 0;
-	sb_init(&path, PATH_MAX);
+	sb_init(&path, TRACE_PATH_MAX);
 	switch (t->call.id) {
 	case SC_UNLINK:
 	case SC_RMDIR:
@@ -1441,8 +1500,11 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_EXECVE:
 	case SC_EXECVEAT:
 		t->call.rchar_before = process_rchar(io, t);
-		note_exec_path(io, t);
+		note_entry_path(io, t);
 		close_on_exec(io, t);
+		break;
+	case SC_CHDIR:
+		note_entry_path(io, t);
 		break;
 	case SC_DUP2:
 	case SC_DUP3:
@@ -1639,7 +1701,7 @@ static void exit_names(struct iotrace *io, struct tracee *t, int64_t ret)
 		break;
 	case SC_CHDIR:
 	case SC_FCHDIR:
-		on_chdir(t, ret);
+		on_chdir(io, t, ret);
 		break;
 	default:
 		exit_files(io, t, ret);
@@ -1782,15 +1844,18 @@ struct tracee *iotrace_exit(struct iotrace *io, struct tracee *t,
 
 /*
  * rchar and wchar count every byte the process's syscalls moved (and the
- * kernel's reads at exec): what io.csv does not hold went through
- * untraced descriptors.  So reads and writes on those need no exit stop.
+ * kernel's reads at exec) but splice's: what io.csv does not hold went
+ * through untraced descriptors.  So reads and writes on those need no
+ * exit stop.
  */
 static void settle_untraced(struct proc_usage *u)
 {
 	if (!u->measured)
 		return;
-	u->untraced_read_bytes = u64_minus(u->rchar, u->traced_read_bytes);
-	u->untraced_write_bytes = u64_minus(u->wchar, u->traced_write_bytes);
+	u->untraced_read_bytes = u64_minus(
+		u->rchar, u->traced_read_bytes - u->spliced_read_bytes);
+	u->untraced_write_bytes = u64_minus(
+		u->wchar, u->traced_write_bytes - u->spliced_write_bytes);
 }
 
 void iotrace_process_exit(struct iotrace *io, struct tracee *t)
@@ -1810,6 +1875,8 @@ void iotrace_process_exit(struct iotrace *io, struct tracee *t)
 
 void iotrace_fork(struct process *parent, struct process *child)
 {
+	if (parent->cwd_hint && !child->cwd_hint)
+		child->cwd_hint = xstrdup(parent->cwd_hint);
 	if (child->fds || !parent->fds)
 		return;
 	/* clone(CLONE_FILES) without CLONE_THREAD: one table for both. */

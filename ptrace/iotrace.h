@@ -31,6 +31,8 @@ struct iotrace {
 	/* directories renamed so far: a cwd or dirfd path taken before the
 	 * last one may name a place that is gone */
 	uint64_t dir_renames;
+	/* paths cut at TRACE_PATH_MAX; processes whose cwd was unknown */
+	uint64_t paths_cut, cwds_unknown;
 	struct opqueues queues; /* operations held to keep offsets exact */
 };
 

@@ -19,7 +19,7 @@
 
 static void tracee_free(struct tracee *t)
 {
-	free(t->call.exec_path);
+	free(t->call.entry_path);
 	free(t->parked);
 	free(t);
 }
@@ -95,6 +95,7 @@ void process_free(struct proc_table *pt, struct process *p)
 	}
 	fdtable_put(p->fds);
 	free(p->cwd_cache);
+	free(p->cwd_hint);
 	free(p->children);
 	sb_release(&p->exe);
 	sb_release(&p->argv);
@@ -237,9 +238,9 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 
 		if (former && former->proc == p) {
 			/* Its execve exit stop comes on the leader's tid. */
-			free(t->call.exec_path);
+			free(t->call.entry_path);
 			t->call = former->call;
-			former->call.exec_path = NULL; /* t's now */
+			former->call.entry_path = NULL; /* t's now */
 			unlink_thread(p, former);
 			pidmap_remove(&pt->tracees, former_tid);
 			tracee_free(former);

@@ -37,9 +37,10 @@ struct sc_call {
 	int64_t start_us;
 	uint64_t utime_us, stime_us;
 	uint64_t rchar_before; /* execve: the kernel's own reads at exec */
-	/* execve: its path, read at entry (a successful exec replaces the
-	 * memory it was in); owned, freed at the exit or with the tracee */
-	char *exec_path;
+	/* execve, chdir: its path, resolved at the entry (a successful exec
+	 * replaces the memory it was in, a chdir the directory it was
+	 * relative to); owned, freed at the exit or with the tracee */
+	char *entry_path;
 	bool empty_path; /* fstatat, statx, faccessat2 on dirfd itself */
 	/* unlink, rmdir, rename: the inode a name named before the call, if
 	 * it was that inode's last link (its number may then be reused) */
@@ -93,6 +94,9 @@ struct process {
 	size_t nchildren, children_alloc;
 	struct fdtable *fds; /* NULL until a traced syscall needs it */
 	char *cwd_cache; /* NULL: read /proc/PID/cwd when needed */
+	/* Where its last chdir went, or its parent's cwd at the fork: the
+	 * cwd where /proc cannot say (longer than 4095 bytes). */
+	char *cwd_hint;
 	uint64_t cwd_gen; /* iotrace's count of directory renames then */
 	struct fd_scope scope; /* what its seccomp filters stop for */
 	uint64_t inject_page; /* inject.h's page in its memory; 0: none */
