@@ -85,6 +85,7 @@ enum sc_id {
 	SC_FDATASYNC,
 	SC_SYNC_FILE_RANGE,
 	SC_FALLOCATE,
+	SC_IOCTL_CLONE, /* ioctl FICLONE or FICLONERANGE only */
 	SC_LSEEK,
 	SC_IO_URING_SETUP,
 	SC_IO_URING_ENTER,
@@ -112,6 +113,13 @@ enum sc_id {
 	SC_PRCTL_SECCOMP,
 	SC_COUNT,
 };
+
+/*
+ * linux/fs.h's reflink ioctls, the same number in every personality
+ * (struct file_clone_range is four 64-bit fields).
+ */
+#define IOCTL_FICLONE 0x40049409u
+#define IOCTL_FICLONERANGE 0x4020940du
 
 /* SECCOMP_RET_DATA layout. */
 #define SC_DATA_ID_MASK 0x7fffu

@@ -106,6 +106,7 @@ static const struct sc_rule rules[] = {
 	RULE(SC_FDATASYNC, fdatasync, LEVEL_FULL),
 	RULE(SC_SYNC_FILE_RANGE, sync_file_range, LEVEL_FULL),
 	RULE(SC_FALLOCATE, fallocate, LEVEL_FULL),
+	RULE(SC_IOCTL_CLONE, ioctl, LEVEL_FULL),
 	RULE(SC_LSEEK, lseek, LEVEL_FULL),
 	RULE(SC_LLSEEK, _llseek, LEVEL_FULL),
 	RULE(SC_IO_URING_SETUP, io_uring_setup, LEVEL_FULL),
@@ -122,23 +123,29 @@ static const struct sc_rule rules[] = {
 };
 
 /*
- * ioctl's FIOCLEX and FIONCLEX set and clear close-on-exec, as fcntl's
- * F_SETFD does (Python's os.set_inheritable uses them); no other ioctl
- * stops.  The kernel takes the command as an unsigned int: the mask
- * keeps a garbage upper half from slipping past.
+ * ioctl stops for a few commands only: FIOCLEX and FIONCLEX set and clear
+ * close-on-exec, as fcntl's F_SETFD does (Python's os.set_inheritable
+ * uses them); FICLONE and FICLONERANGE make a reflink copy (cp on xfs
+ * and btrfs), which reads and writes nothing.  The kernel takes the
+ * command as an unsigned int: the mask keeps a garbage upper half from
+ * slipping past.
  */
-static int add_ioctl_rules(scmp_filter_ctx ctx, uint32_t data, int nr)
+static int add_ioctl_rules(scmp_filter_ctx ctx, uint32_t data, int nr,
+			   const uint32_t *cmds, size_t ncmds)
 {
-	int err = seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), nr, 1,
-				   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu,
-					   FIOCLEX));
+	for (size_t i = 0; i < ncmds; i++) {
+		int err = seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), nr, 1,
+					   SCMP_A1(SCMP_CMP_MASKED_EQ,
+						   0xffffffffu, cmds[i]));
 
-	if (err < 0)
-		return err;
-	return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), nr, 1,
-				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu,
-					FIONCLEX));
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
+
+static const uint32_t cloexec_cmds[] = { FIOCLEX, FIONCLEX };
+static const uint32_t clone_cmds[] = { IOCTL_FICLONE, IOCTL_FICLONERANGE };
 
 static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 {
@@ -153,7 +160,11 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 					SCMP_A3(SCMP_CMP_MASKED_EQ,
 						MAP_ANONYMOUS, 0));
 	case SC_IOCTL_CLOEXEC:
-		return add_ioctl_rules(ctx, data, r->nr);
+		return add_ioctl_rules(ctx, data, r->nr, cloexec_cmds,
+				       ARRAY_SIZE(cloexec_cmds));
+	case SC_IOCTL_CLONE:
+		return add_ioctl_rules(ctx, data, r->nr, clone_cmds,
+				       ARRAY_SIZE(clone_cmds));
 	case SC_CLONE:
 		/* A second process on the same descriptor table. */
 		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,

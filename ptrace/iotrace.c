@@ -882,6 +882,53 @@ static void on_transfer(struct iotrace *io, struct tracee *t, int in_fd,
 	transfer_side(io, t, 'W', out_fd, out_off, size, ret, off32);
 }
 
+/* One side of a reflink: 0 the source, 1 the destination (flags). */
+static void clone_side(struct iotrace *io, struct tracee *t, int fd,
+		       int64_t offset, uint64_t size, uint32_t side,
+		       int64_t ret)
+{
+	struct ofd *o = lookup_fd(io, t->proc, fd);
+	struct op op = { .type = 'K',
+			 .result = ret,
+			 .ofd = o,
+			 .offset = offset,
+			 .size = size,
+			 .flags = side };
+
+	if (o && o->traced)
+		emit(io, t, &op);
+}
+
+/*
+ * ioctl(dest, FICLONE, src) or (dest, FICLONERANGE, &range): the
+ * destination's range now shares the source's blocks.  Nothing is read
+ * or written (rchar and wchar leave it out), and no file position moves.
+ * A length of 0 (all of FICLONE) runs to the source's end.
+ */
+static void on_clone(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	/* struct file_clone_range: src_fd, src_offset, src_length,
+	 * dest_offset */
+	uint64_t range[4] = { 0, 0, 0, 0 };
+	int64_t end;
+
+	if ((uint32_t)t->call.args[1] == IOCTL_FICLONE) {
+		range[0] = t->call.args[2];
+	} else if (tracee_read(t->tid, t->call.args[2], range, sizeof(range)) <
+		   0) {
+		return clone_side(io, t, arg_fd(t, 0), -1, 0, 1, ret);
+	}
+	/* The kernel takes src_fd as an unsigned int. */
+	range[0] = (uint32_t)range[0];
+	if (!range[2]) {
+		end = fd_size(io, t, (int)range[0]);
+		if (end > (int64_t)range[1])
+			range[2] = (uint64_t)end - range[1];
+	}
+	clone_side(io, t, (int)range[0], (int64_t)range[1], range[2], 0, ret);
+	clone_side(io, t, arg_fd(t, 0), (int64_t)range[3], range[2], 1, ret);
+}
+
 static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
 {
 	struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
@@ -1810,6 +1857,9 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 		break;
 	case SC_FALLOCATE:
 		on_range(io, t, 'A', 2, ret);
+		break;
+	case SC_IOCTL_CLONE:
+		on_clone(io, t, ret);
 		break;
 	case SC_SYNC_FILE_RANGE:
 		on_range(io, t, 'F', 1, ret);

@@ -1818,3 +1818,111 @@ def test_memfd_descriptors_are_traced(tmp_path):
             for r in csv.DictReader(open(t.dir / "io.csv"))
             if r["inode"] == inode]
     assert rows == [("W", "0", "100"), ("R", "0", "100")]
+
+
+REFLINK_SCRIPT = (
+    "import fcntl, os, struct\n"
+    "FICLONE, FICLONERANGE = 0x40049409, 0x4020940d\n"
+    "src = os.open('src.bin', os.O_RDONLY)\n"
+    "def clone(name, span=None):\n"
+    "    dst = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+    "    try:\n"
+    "        if span is None:\n"
+    "            fcntl.ioctl(dst, FICLONE, src)\n"
+    "        else:\n"
+    "            fcntl.ioctl(dst, FICLONERANGE,\n"
+    "                        struct.pack('qQQQ', src, *span))\n"
+    "        got = 0\n"
+    "    except OSError as e:\n"
+    "        got = -e.errno\n"
+    "    os.close(dst)\n"
+    "    print(got)\n"
+    "clone('whole')\n"
+    "clone('part', (4096, 8192, 65536))\n"
+    "clone('tail', (4096, 0, 0))\n")
+
+
+@pytest.fixture(scope="module")
+def reflink_dir(tmp_path_factory):
+    """A directory on a small xfs image mounted through a loop device
+    (xfs has reflinks; ext4 and tmpfs do not), or None where that cannot
+    be made (not root, no loop devices, no mkfs.xfs)."""
+    base = tmp_path_factory.mktemp("xfs")
+    image, mnt = base / "xfs.img", base / "mnt"
+    mnt.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mkfs.xfs"):
+        yield None
+        return
+    with open(image, "wb") as f:
+        f.truncate(320 << 20)
+    made = subprocess.run(["mkfs.xfs", "-q", "-m", "reflink=1", str(image)],
+                          capture_output=True)
+    mounted = made.returncode == 0 and subprocess.run(
+        ["mount", "-o", "loop", str(image), str(mnt)],
+        capture_output=True).returncode == 0
+    yield mnt if mounted else None
+    if mounted:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def clone_rows(t, inodes):
+    return [(r["inode"], r["result"], r["offset"], r["size"], r["flags"])
+            for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["type"] == "K" and r["inode"] in inodes]
+
+
+@pytest.mark.parametrize("where", ["tmp", "xfs"])
+def test_reflink_clones_are_k_rows(tmp_path, reflink_dir, where):
+    """ioctl FICLONE and FICLONERANGE (cp's reflink copy on xfs and
+    btrfs) write a K row on the source (flags 0) and one on the
+    destination (flags 1), with each side's offset and the length (0 asked
+    for: to the source's end), and the ioctl's result: where the
+    filesystem cannot clone (here ext4 or tmpfs), the program's errno.
+    On xfs the destinations hold the source's bytes, with no W row and no
+    byte in wchar.  Before, the file filled up with nothing traced."""
+    if where == "xfs":
+        if reflink_dir is None:
+            pytest.skip("no xfs loop mount here (needs root, a loop "
+                        "device and mkfs.xfs from xfsprogs)")
+        work = reflink_dir / tmp_path.name
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+    else:
+        work = tmp_path / "w"
+        work.mkdir()
+    data = os.urandom(300000)
+    (work / "src.bin").write_bytes(data)
+    t = run_iowrap(["--level", "full", "--", "python3", "-S", "-c",
+                    REFLINK_SCRIPT], outdir=tmp_path / "t", cwd=work)
+    assert t.returncode == 0, t.stderr
+    results = t.stdout.split()
+    assert len(results) == 3
+    if where == "xfs":
+        assert results == ["0", "0", "0"]
+        assert (work / "whole").read_bytes() == data
+        assert (work / "part").read_bytes() == \
+            bytes(65536) + data[4096:12288]
+        assert (work / "tail").read_bytes() == data[4096:]
+    else:
+        assert all(int(r) < 0 for r in results)
+    files = {Path(path).name: row["inode"]
+             for row in csv.DictReader(open(t.dir / "files.csv"))
+             for path in shlex.split(row["paths"])
+             if path.startswith(f"{work.resolve()}/")}
+    src, whole, part, tail = (files[n] for n in
+                              ("src.bin", "whole", "part", "tail"))
+    assert clone_rows(t, set(files.values())) == [
+        (src, results[0], "0", "300000", "0x00000000"),
+        (whole, results[0], "0", "300000", "0x00000001"),
+        (src, results[1], "4096", "8192", "0x00000000"),
+        (part, results[1], "65536", "8192", "0x00000001"),
+        (src, results[2], "4096", "295904", "0x00000000"),
+        (tail, results[2], "0", "295904", "0x00000001"),
+    ]
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    assert not [r for r in rows if r["type"] in "RW" and
+                r["inode"] in (whole, part, tail)]
+    (py,) = [p for p in t.procs if "/python3" in p["exe"]]
+    assert int(py["untraced_write_bytes"]) + sum(
+        max(int(r["result"]), 0) for r in rows
+        if r["type"] == "W" and r["pid"] == py["pid"]) == int(py["wchar"])
