@@ -445,6 +445,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.syscall_stops = res.syscall_stops;
 	st->summary.unknown_syscalls = res.unknown_syscalls;
 	st->summary.used_io_uring = res.used_io_uring;
+	st->summary.used_linux_aio = res.used_linux_aio;
 	st->summary.fd_scoped = res.fd_scoped;
 	st->summary.fd_filters = res.fd_filters;
 	if (res.fd_filter_failures)

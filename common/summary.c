@@ -76,6 +76,7 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 	json_u64(j, "syscall_stops", s->syscall_stops);
 	json_u64(j, "unknown_syscalls", s->unknown_syscalls);
 	json_bool(j, "used_io_uring", s->used_io_uring);
+	json_bool(j, "used_linux_aio", s->used_linux_aio);
 	json_bool(j, "fd_scoped", s->fd_scoped);
 	json_u64(j, "fd_filters", s->fd_filters);
 	json_open_object(j, "cpu_follow");

@@ -54,6 +54,7 @@ struct run_summary {
 	uint64_t syscall_stops; /* seccomp and syscall-exit stops */
 	uint64_t unknown_syscalls; /* trapped syscalls not in our tables */
 	bool used_io_uring; /* its operations are not traced one by one */
+	bool used_linux_aio; /* nor are io_submit's */
 	bool fd_scoped; /* data syscalls stop on traced files' fds only */
 	uint64_t fd_filters; /* seccomp filters added to running processes */
 	uint64_t follow_phases, follow_starved,

@@ -89,6 +89,7 @@ enum sc_id {
 	SC_LSEEK,
 	SC_IO_URING_SETUP,
 	SC_IO_URING_ENTER,
+	SC_IO_SUBMIT, /* Linux AIO */
 	/* i386 names whose arguments differ from the 64-bit syscall's */
 	SC_TRUNCATE64,
 	SC_FTRUNCATE64,

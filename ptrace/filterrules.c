@@ -111,6 +111,7 @@ static const struct sc_rule rules[] = {
 	RULE(SC_LLSEEK, _llseek, LEVEL_FULL),
 	RULE(SC_IO_URING_SETUP, io_uring_setup, LEVEL_FULL),
 	RULE(SC_IO_URING_ENTER, io_uring_enter, LEVEL_FULL),
+	RULE_ENTRY(SC_IO_SUBMIT, io_submit, LEVEL_FULL),
 	RULE_SCOPED(SC_RECVMSG, recvmsg, false),
 	RULE_SCOPED(SC_RECVMMSG, recvmmsg, false),
 	RULE_SCOPED(SC_PIDFD_GETFD, pidfd_getfd, false),

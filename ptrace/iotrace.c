@@ -1534,6 +1534,11 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 		/* Its operations open files a read(2) may then use. */
 		t->proc->scope.want_all = true;
 		break;
+	case SC_IO_SUBMIT:
+		/* Its reads and writes, not read(2) and write(2), are in
+		 * neither io.csv nor rchar and wchar. */
+		io->used_linux_aio = true;
+		break;
 	case SC_CLONE: /* the filter stops it with CLONE_FILES only */
 	case SC_CLONE3:
 		if (shares_fd_table(t))

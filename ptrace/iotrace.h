@@ -26,6 +26,7 @@ struct iotrace {
 	uint64_t syscall_stops;
 	uint64_t unknown_syscalls; /* trapped, but not in our tables */
 	bool used_io_uring;
+	bool used_linux_aio; /* io_submit: its reads and writes are not */
 	/* the tracer's processes by tgid: where a descriptor came from */
 	const struct pidmap *processes;
 	/* directories renamed so far: a cwd or dirfd path taken before the

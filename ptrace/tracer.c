@@ -1362,6 +1362,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 		result->syscall_stops = tr.io.syscall_stops;
 		result->unknown_syscalls = tr.io.unknown_syscalls;
 		result->used_io_uring = tr.io.used_io_uring;
+		result->used_linux_aio = tr.io.used_linux_aio;
 		iotrace_release(&tr.io);
 	}
 	proc_table_release(&tr.table);

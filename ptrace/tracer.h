@@ -60,6 +60,7 @@ struct tracer_result {
 	uint64_t syscall_stops;
 	uint64_t unknown_syscalls;
 	bool used_io_uring;
+	bool used_linux_aio;
 	bool fd_scoped; /* the task got the descriptor-scoped filter */
 	uint64_t fd_filters; /* filters added to running processes */
 	uint64_t fd_filter_failures; /* ... that could not be */

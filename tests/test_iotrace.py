@@ -1926,3 +1926,29 @@ def test_reflink_clones_are_k_rows(tmp_path, reflink_dir, where):
     assert int(py["untraced_write_bytes"]) + sum(
         max(int(r["result"]), 0) for r in rows
         if r["type"] == "W" and r["pid"] == py["pid"]) == int(py["wchar"])
+
+
+@pytest.mark.parametrize("mode", ["aio", "uring"])
+def test_kernel_async_io_is_said_in_the_summary(tmp_path, mode):
+    """Reads submitted through Linux AIO (io_submit) or io_uring are not
+    read(2) calls: no R row, nothing in rchar.  At full the summary says
+    the task used them (io_uring_setup/enter, io_submit); at files
+    neither is trapped.  io_submit went unnoticed before."""
+    data = tmp_path / "data.txt"
+    data.write_text("hello\n")
+    for level in ("full", "files"):
+        t = run_iowrap(["--level", level, "--", helper("kernelaio"), mode,
+                        str(data)], outdir=tmp_path / level)
+        assert t.returncode == 0, t.stderr
+        # io_uring may be refused (kernel.io_uring_disabled): -1.
+        assert t.stdout in (("6\n",) if mode == "aio" else ("0\n", "-1\n"))
+        tracing = t.summary["tracing"]
+        assert tracing["used_linux_aio"] == \
+            ((level, mode) == ("full", "aio"))
+        assert tracing["used_io_uring"] == \
+            ((level, mode) == ("full", "uring"))
+        (inode,) = [r["inode"] for r in
+                    csv.DictReader(open(t.dir / "files.csv"))
+                    if r["paths"] == str(data.resolve())]
+        assert [r["type"] for r in csv.DictReader(open(t.dir / "io.csv"))
+                if r["inode"] == inode] == ["O"]
