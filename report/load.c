@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "load.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -191,6 +192,61 @@ static size_t line_of(const char *data, size_t off)
 	return line;
 }
 
+/* Why a trace says it is not complete: its first reason, bounded. */
+static const char *incomplete_reason(const cJSON *tr, char *buf, size_t n)
+{
+	const cJSON *why = jget(tr, "untraced_reason");
+	const cJSON *problems = jget(tr, "problems");
+	const cJSON *first = cJSON_IsArray(problems) ?
+				     cJSON_GetArrayItem(problems, 0) :
+				     NULL;
+	uint64_t count;
+
+	if (cJSON_IsString(why) && why->valuestring)
+		return why->valuestring;
+	if (cJSON_IsString(first) && first->valuestring)
+		return first->valuestring;
+	if (jget_count(tr, "processes_unmeasured", &count) && count) {
+		snprintf(buf, n, "processes ended unmeasured: %" PRIu64, count);
+		return buf;
+	}
+	if (jget_count(tr, "orphans_detached", &count) && count) {
+		snprintf(buf, n, "processes left untraced: %" PRIu64, count);
+		return buf;
+	}
+	return "see its tracing section";
+}
+
+/*
+ * A task whose trace misses something says so in the report's warnings:
+ * its figures are lower bounds.  So does one that used io_uring or Linux
+ * AIO, whose reads and writes are in no figure.
+ */
+static void warn_partial_trace(struct workflow *wf, const struct task *t,
+			       const cJSON *root)
+{
+	const cJSON *tr = jget(root, "tracing");
+	char buf[64];
+
+	if (!cJSON_IsObject(tr))
+		return;
+	if (!t->complete)
+		workflow_warn(
+			wf,
+			"%s: trace incomplete (%.300s); its figures may be short",
+			t->dir, incomplete_reason(tr, buf, sizeof(buf)));
+	if (cJSON_IsTrue(jget(tr, "used_io_uring")))
+		workflow_warn(
+			wf,
+			"%s: the task used io_uring, whose reads and writes are not traced",
+			t->dir);
+	if (cJSON_IsTrue(jget(tr, "used_linux_aio")))
+		workflow_warn(
+			wf,
+			"%s: the task used Linux AIO (io_submit), whose reads and writes are not traced",
+			t->dir);
+}
+
 static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 {
 	const char *data, *end = NULL;
@@ -236,6 +292,7 @@ static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 			t->dir);
 	read_summary_fields(t, root);
 	t->summary_ok = true;
+	warn_partial_trace(wf, t, root);
 	cJSON_Delete(root);
 	unmap_file(data, len);
 }

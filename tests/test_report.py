@@ -9,7 +9,7 @@ import subprocess
 from decimal import Decimal
 from pathlib import Path
 
-from conftest import IOWRAP
+from conftest import HELPERS, IOWRAP
 
 SYSTEM = ("/usr/", "/lib/", "/lib64/", "/lib32/", "/libx32/", "/bin/",
           "/sbin/", "/etc/", "/proc/", "/sys/", "/dev/", "/run/")
@@ -686,3 +686,37 @@ def test_fig5_accesses_match_io_csv_and_sample_evenly(tmp_path):
         "accesses": sum(len(v) for v in want.values()),
         "points": sum(min(len(v), 3000) for v in want.values()),
         "sampled_files": 1, "sampled": True}
+
+
+def test_partial_traces_are_warned(tmp_path):
+    """A task whose trace is not complete (here a process left running
+    with --no-wait-orphans; a summary's own problem, of any length), or
+    that used io_uring or Linux AIO, is named in the report's warnings:
+    its figures are short.  The report said nothing before."""
+    traces = tmp_path / "traces"
+    data = tmp_path / "data.txt"
+    data.write_text("hello\n")
+    for mode in ("aio", "uring"):
+        subprocess.run([str(IOWRAP), "--level", "full", "-o",
+                        str(traces / mode), "--", str(HELPERS / "kernelaio"),
+                        mode, str(data)], check=True, capture_output=True)
+    subprocess.run([str(IOWRAP), "--no-wait-orphans", "-o",
+                    str(traces / "orphan"), "--", "sh", "-c",
+                    "sleep 3 & exit 0"], check=True, capture_output=True)
+    t = one_trace(tmp_path, name="long")
+    summary = json.loads((t / "long" / "summary.json").read_text())
+    summary["tracing"]["problems"] = ["x" * 5000]
+    summary["tracing"]["complete"] = False
+    (t / "long" / "summary.json").write_text(json.dumps(summary))
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert sorted(rep["warnings"]["messages"]) == [
+        f"{traces}/aio: the task used Linux AIO (io_submit), whose reads "
+        "and writes are not traced",
+        f"{traces}/long: trace incomplete ({'x' * 300}); its figures may "
+        "be short",
+        f"{traces}/orphan: trace incomplete (processes left untraced: 1); "
+        "its figures may be short",
+        f"{traces}/uring: the task used io_uring, whose reads and writes "
+        "are not traced"]
+    assert {t["name"]: t["complete"] for t in rep["tasks"]} == {
+        "aio": True, "uring": True, "orphan": False, "long": False}
