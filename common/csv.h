@@ -27,7 +27,7 @@ struct csv_reader {
 	size_t line; /* 1-based line of the record just read */
 };
 
-#define CSV_MAX_FIELDS 64
+#define CSV_MAX_FIELDS 128
 
 struct csv_record {
 	size_t nfields;

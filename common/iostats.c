@@ -29,6 +29,7 @@ void rw_stats_init(struct rw_stats *rw)
 	rw->pos = (struct access_seq)ACCESS_SEQ_INIT;
 	rw->first_us = -1;
 	rw->last_us = -1;
+	rw->max_time_us = -1;
 }
 
 static struct file_stats *file_for(struct iostats *st, uint64_t id)
@@ -50,6 +51,8 @@ static struct file_stats *file_for(struct iostats *st, uint64_t id)
 		f->used = true;
 		rw_stats_init(&f->read);
 		rw_stats_init(&f->write);
+		f->first_open_us = f->last_open_us = -1;
+		f->first_close_us = f->last_close_us = -1;
 	}
 	return f;
 }
@@ -78,17 +81,43 @@ int iostats_log2_bucket(uint64_t size)
 	return b;
 }
 
-static void count_size(struct file_stats *f, uint64_t size)
+static void count_value(struct size_count *list, size_t *n, size_t max,
+			uint64_t value)
 {
-	for (size_t i = 0; i < f->nsizes; i++) {
-		if (f->sizes[i].size == size) {
-			f->sizes[i].count++;
+	for (size_t i = 0; i < *n; i++) {
+		if (list[i].size == value) {
+			list[i].count++;
 			return;
 		}
 	}
-	/* Past the limit new sizes are not ranked (documented). */
-	if (f->nsizes < IOSTATS_SIZES_TRACKED)
-		f->sizes[f->nsizes++] = (struct size_count){ size, 1 };
+	/* Past the limit new values are not ranked (documented). */
+	if (*n < max)
+		list[(*n)++] = (struct size_count){ value, 1 };
+}
+
+/*
+ * Darshan's STRIDE: how far past the end of the previous access of the
+ * same kind this one starts, 0 for a consecutive one.  Darshan counts the
+ * first access and backward ones as stride 0 too; they have no stride
+ * here, so that 0 means consecutive only.
+ */
+static void count_stride(struct file_stats *f, const struct access_seq *pos,
+			 int64_t offset)
+{
+	if (offset < 0 || pos->last_end < 0 || offset < pos->last_end)
+		return;
+	count_value(f->strides, &f->nstrides, IOSTATS_STRIDES_TRACKED,
+		    (uint64_t)(offset - pos->last_end));
+}
+
+/* Darshan's F_MAX_READ_TIME and MAX_READ_TIME_SIZE (and writes'): the
+ * first of the slowest. */
+static void note_slowest(struct rw_stats *rw, int64_t latency, uint64_t bytes)
+{
+	if (latency > rw->max_time_us) {
+		rw->max_time_us = latency;
+		rw->max_time_size = bytes;
+	}
 }
 
 /* One read or write of ev->result bytes at ev->offset. */
@@ -103,15 +132,26 @@ static void add_rw(struct file_stats *f, struct rw_stats *rw,
 	rw->bytes += bytes;
 	rw->size_bucket[iostats_size_bucket(bytes)]++;
 	rw->log2_count[lb]++;
-	if (latency > 0) {
-		rw->time_us += (uint64_t)latency;
-		rw->log2_time_us[lb] += (uint64_t)latency;
-	}
+	if (latency < 0)
+		latency = 0;
+	rw->time_us += (uint64_t)latency;
+	rw->log2_time_us[lb] += (uint64_t)latency;
+	note_slowest(rw, latency, bytes);
 	if (rw->first_us < 0)
 		rw->first_us = ev->start_us;
 	rw->last_us = ev->end_us;
+	count_stride(f, &rw->pos, ev->offset);
 	access_seq_add(&rw->pos, ev->offset, bytes);
-	count_size(f, bytes);
+	count_value(f->sizes, &f->nsizes, IOSTATS_SIZES_TRACKED, bytes);
+}
+
+/* The first one's start and the last one's end. */
+static void note_span(int64_t *first_us, int64_t *last_us,
+		      const struct io_event *ev)
+{
+	if (*first_us < 0)
+		*first_us = ev->start_us;
+	*last_us = ev->end_us;
 }
 
 void iostats_add(struct iostats *st, const struct io_event *ev)
@@ -135,7 +175,14 @@ void iostats_add(struct iostats *st, const struct io_event *ev)
 		add_rw(f, ev->type == 'R' ? &f->read : &f->write, ev);
 		return;
 	case 'O':
-		f->opens += ev->result >= 0;
+		if (ev->result < 0)
+			break;
+		f->opens++;
+		note_span(&f->first_open_us, &f->last_open_us, ev);
+		break;
+	case 'C':
+		/* The descriptor is gone whatever close returns. */
+		note_span(&f->first_close_us, &f->last_close_us, ev);
 		break;
 	case 'S':
 		f->stats++;
@@ -158,30 +205,43 @@ const struct file_stats *iostats_file(const struct iostats *st, uint64_t id)
 	return id < st->nfiles && st->files[id].used ? &st->files[id] : NULL;
 }
 
-size_t iostats_top_sizes(const struct file_stats *f, struct size_count *out,
-			 size_t n)
+static size_t top_values(const struct size_count *list, size_t nlist,
+			 struct size_count *out, size_t n)
 {
 	size_t got = 0;
 	bool taken[IOSTATS_SIZES_TRACKED] = { false };
 
+	if (nlist > IOSTATS_SIZES_TRACKED)
+		nlist = IOSTATS_SIZES_TRACKED;
 	while (got < n) {
-		size_t best = f->nsizes;
+		size_t best = nlist;
 
-		for (size_t i = 0; i < f->nsizes; i++) {
+		for (size_t i = 0; i < nlist; i++) {
 			if (taken[i])
 				continue;
-			if (best == f->nsizes ||
-			    f->sizes[i].count > f->sizes[best].count ||
-			    (f->sizes[i].count == f->sizes[best].count &&
-			     f->sizes[i].size < f->sizes[best].size))
+			if (best == nlist || list[i].count > list[best].count ||
+			    (list[i].count == list[best].count &&
+			     list[i].size < list[best].size))
 				best = i;
 		}
-		if (best == f->nsizes)
+		if (best == nlist)
 			break;
 		taken[best] = true;
-		out[got++] = f->sizes[best];
+		out[got++] = list[best];
 	}
 	return got;
+}
+
+size_t iostats_top_sizes(const struct file_stats *f, struct size_count *out,
+			 size_t n)
+{
+	return top_values(f->sizes, f->nsizes, out, n);
+}
+
+size_t iostats_top_strides(const struct file_stats *f, struct size_count *out,
+			   size_t n)
+{
+	return top_values(f->strides, f->nstrides, out, n);
 }
 
 void iostats_merge_rw(struct rw_stats *dst, const struct rw_stats *src)

@@ -21,6 +21,8 @@
 /* log2 buckets: bucket k holds sizes in [2^k, 2^(k+1)); bucket 0 also 0. */
 #define IOSTATS_LOG2_BUCKETS 41
 #define IOSTATS_SIZES_TRACKED 64
+/* Darshan keeps 32 distinct strides while it runs. */
+#define IOSTATS_STRIDES_TRACKED 32
 
 struct rw_stats {
 	uint64_t ops, bytes;
@@ -28,6 +30,8 @@ struct rw_stats {
 	uint64_t size_bucket[IOSTATS_SIZE_BUCKETS];
 	int64_t first_us, last_us;
 	uint64_t time_us; /* summed latency */
+	int64_t max_time_us; /* the slowest one's latency; -1: none */
+	uint64_t max_time_size; /* and its bytes (the first such) */
 	uint64_t log2_count[IOSTATS_LOG2_BUCKETS];
 	uint64_t log2_time_us[IOSTATS_LOG2_BUCKETS];
 };
@@ -43,8 +47,14 @@ struct file_stats {
 	uint64_t rw_switches;
 	char last_rw; /* 'R', 'W' or 0 */
 	uint64_t meta_time_us;
+	/* Darshan's F_OPEN_START/END and F_CLOSE_START/END timestamps:
+	 * the first one's start, the last one's end; -1: none. */
+	int64_t first_open_us, last_open_us, first_close_us, last_close_us;
 	struct size_count sizes[IOSTATS_SIZES_TRACKED];
 	size_t nsizes;
+	/* Gaps before forward accesses, reads and writes together. */
+	struct size_count strides[IOSTATS_STRIDES_TRACKED];
+	size_t nstrides;
 };
 
 struct iostats {
@@ -90,6 +100,9 @@ const struct file_stats *iostats_file(const struct iostats *st, uint64_t id);
 /* The n most common access sizes, most common first (ties: smaller). */
 size_t iostats_top_sizes(const struct file_stats *f, struct size_count *out,
 			 size_t n);
+/* The n most common strides, in the same order. */
+size_t iostats_top_strides(const struct file_stats *f, struct size_count *out,
+			   size_t n);
 /* Adds src's read and write histograms into dst's. */
 void iostats_merge_rw(struct rw_stats *dst, const struct rw_stats *src);
 void rw_stats_init(struct rw_stats *rw);

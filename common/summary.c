@@ -197,6 +197,10 @@ static void format_rw(struct json *j, const char *key,
 		json_time(j, "first_time_s", rw->first_us);
 		json_time(j, "last_time_s", rw->last_us);
 	}
+	if (rw->max_time_us >= 0) {
+		json_double(j, "max_time_s", (double)rw->max_time_us / 1e6, 6);
+		json_u64(j, "max_time_size", rw->max_time_size);
+	}
 	json_u64(j, "consecutive", rw->pos.consec);
 	json_u64(j, "sequential", rw->pos.seq);
 	json_open_object(j, "size_buckets");
@@ -206,11 +210,31 @@ static void format_rw(struct json *j, const char *key,
 	json_close_object(j);
 }
 
+/* The n most common values as [{key: value, "count": n}, ...]. */
+static void format_top(struct json *j, const char *name, const char *key,
+		       const struct size_count *top, size_t ntop)
+{
+	json_open_array(j, name);
+	for (size_t i = 0; i < ntop; i++) {
+		json_open_object(j, NULL);
+		json_u64(j, key, top[i].size);
+		json_u64(j, "count", top[i].count);
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
+
+/* A time of the file's, left out when it never happened. */
+static void format_file_time(struct json *j, const char *key, int64_t us)
+{
+	if (us >= 0)
+		json_time(j, key, us);
+}
+
 static void format_file_entry(struct json *j, const struct file_entry *e,
 			      const struct file_stats *f)
 {
 	struct size_count top[4];
-	size_t ntop;
 
 	json_open_object(j, NULL);
 	json_u64(j, "inode", e->id);
@@ -225,17 +249,16 @@ static void format_file_entry(struct json *j, const struct file_entry *e,
 		json_u64(j, "mmaps", f->mmaps);
 		json_u64(j, "rw_switches", f->rw_switches);
 		json_double(j, "meta_time_s", (double)f->meta_time_us / 1e6, 6);
+		format_file_time(j, "first_open_time_s", f->first_open_us);
+		format_file_time(j, "last_open_time_s", f->last_open_us);
+		format_file_time(j, "first_close_time_s", f->first_close_us);
+		format_file_time(j, "last_close_time_s", f->last_close_us);
 		format_rw(j, "read", &f->read);
 		format_rw(j, "write", &f->write);
-		ntop = iostats_top_sizes(f, top, 4);
-		json_open_array(j, "common_access_sizes");
-		for (size_t i = 0; i < ntop; i++) {
-			json_open_object(j, NULL);
-			json_u64(j, "size", top[i].size);
-			json_u64(j, "count", top[i].count);
-			json_close_object(j);
-		}
-		json_close_array(j);
+		format_top(j, "common_access_sizes", "size", top,
+			   iostats_top_sizes(f, top, 4));
+		format_top(j, "common_strides", "stride", top,
+			   iostats_top_strides(f, top, 4));
 	}
 	json_close_object(j);
 }

@@ -145,7 +145,12 @@ static const char files_header[] =
 	"size_write_100M_1G,size_write_1G_PLUS,access1_size,access1_count,"
 	"access2_size,access2_count,access3_size,access3_count,access4_size,"
 	"access4_count,first_read_time,last_read_time,first_write_time,"
-	"last_write_time,read_time,write_time,meta_time,npaths,paths\n";
+	"last_write_time,read_time,write_time,meta_time,first_open_time,"
+	"last_open_time,first_close_time,last_close_time,max_read_time,"
+	"max_read_time_size,max_write_time,max_write_time_size,"
+	"stride1_stride,stride1_count,stride2_stride,stride2_count,"
+	"stride3_stride,stride3_count,stride4_stride,stride4_count,npaths,"
+	"paths\n";
 
 void trace_open_io(struct trace_sink *ts)
 {
@@ -354,19 +359,47 @@ static void add_time_field(struct strbuf *sb, int64_t usec)
 		sb_add_time_us(sb, usec);
 }
 
+/* Four value,count pairs; the ones past ntop empty and 0. */
+static void add_top_fields(struct strbuf *sb, const struct size_count *top,
+			   size_t ntop)
+{
+	for (size_t i = 0; i < 4; i++) {
+		add_sep(sb);
+		if (i < ntop)
+			sb_add_u64(sb, top[i].size);
+		add_u64_field(sb, i < ntop ? top[i].count : 0);
+	}
+}
+
+/* The slowest access's latency in seconds and its size: empty if none. */
+static void add_slowest_fields(struct strbuf *sb, const struct rw_stats *rw)
+{
+	add_sep(sb);
+	if (rw->max_time_us >= 0)
+		sb_add_time_us(sb, rw->max_time_us);
+	add_sep(sb);
+	if (rw->max_time_us >= 0)
+		sb_add_u64(sb, rw->max_time_size);
+}
+
 /* Darshan's POSIX counters of one file (docs/trace-format.md). */
 static void format_file_stats(struct strbuf *sb, const struct file_stats *f)
 {
 	static const struct file_stats none = {
 		.read = { .pos = ACCESS_SEQ_INIT,
 			  .first_us = -1,
-			  .last_us = -1 },
+			  .last_us = -1,
+			  .max_time_us = -1 },
 		.write = { .pos = ACCESS_SEQ_INIT,
 			   .first_us = -1,
-			   .last_us = -1 },
+			   .last_us = -1,
+			   .max_time_us = -1 },
+		.first_open_us = -1,
+		.last_open_us = -1,
+		.first_close_us = -1,
+		.last_close_us = -1,
 	};
 	struct size_count top[4];
-	size_t ntop;
 
 	if (!f)
 		f = &none;
@@ -390,13 +423,7 @@ static void format_file_stats(struct strbuf *sb, const struct file_stats *f)
 		add_u64_field(sb, f->read.size_bucket[i]);
 	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
 		add_u64_field(sb, f->write.size_bucket[i]);
-	ntop = iostats_top_sizes(f, top, 4);
-	for (size_t i = 0; i < 4; i++) {
-		add_sep(sb);
-		if (i < ntop)
-			sb_add_u64(sb, top[i].size);
-		add_u64_field(sb, i < ntop ? top[i].count : 0);
-	}
+	add_top_fields(sb, top, iostats_top_sizes(f, top, 4));
 	add_time_field(sb, f->read.first_us);
 	add_time_field(sb, f->read.last_us);
 	add_time_field(sb, f->write.first_us);
@@ -404,6 +431,13 @@ static void format_file_stats(struct strbuf *sb, const struct file_stats *f)
 	add_seconds_field(sb, f->read.time_us);
 	add_seconds_field(sb, f->write.time_us);
 	add_seconds_field(sb, f->meta_time_us);
+	add_time_field(sb, f->first_open_us);
+	add_time_field(sb, f->last_open_us);
+	add_time_field(sb, f->first_close_us);
+	add_time_field(sb, f->last_close_us);
+	add_slowest_fields(sb, &f->read);
+	add_slowest_fields(sb, &f->write);
+	add_top_fields(sb, top, iostats_top_strides(f, top, 4));
 }
 
 static void format_file(struct strbuf *sb, const struct file_record *rec,

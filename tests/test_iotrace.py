@@ -499,7 +499,7 @@ def darshan_oracle(ops):
     what it did (type, offset, size, result)."""
     c = collections.Counter()
     last_end, last_rw, max_byte = {}, None, {"R": -1, "W": -1}
-    sizes = collections.Counter()
+    sizes, strides = collections.Counter(), collections.Counter()
     buckets = [100, 1024, 10240, 102400, 1 << 20, 4 << 20, 10 << 20,
                100 << 20, 1 << 30]
     for kind, off, _, res in ops:
@@ -514,6 +514,8 @@ def darshan_oracle(ops):
         if kind in last_end:
             c["consec_" + name] += off == last_end[kind]
             c["seq_" + name] += off >= last_end[kind]
+            if off >= last_end[kind]:
+                strides[off - last_end[kind]] += 1
         last_end[kind] = off + res
         if res:
             max_byte[kind] = max(max_byte[kind], off + res - 1)
@@ -521,8 +523,39 @@ def darshan_oracle(ops):
             c["rw_switches"] += 1
         last_rw = kind
         sizes[res] += 1
-    top = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
-    return c, max_byte, top
+    def top(counts):
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+    return c, max_byte, top(sizes), top(strides)
+
+
+def csv_us(text):
+    """A time or duration as io.csv and files.csv write it (seconds with
+    six decimals) in whole microseconds, exactly."""
+    whole, _, frac = text.partition(".")
+    return int(whole) * 1000000 + int(frac.ljust(6, "0"))
+
+
+def darshan_times_oracle(rows, inode):
+    """files.csv's open and close timestamps and slowest accesses, from the
+    file's own rows in io.csv: the first one's start, the last one's end;
+    the first access of the longest latency, and its size."""
+    mine = [r for r in rows if r["inode"] == inode]
+    want = {}
+    for kind, name in (("O", "open"), ("C", "close")):
+        spans = [r for r in mine if r["type"] == kind and
+                 (kind == "C" or int(r["result"]) >= 0)]
+        want[f"first_{name}_time"] = csv_us(spans[0]["time_start"])
+        want[f"last_{name}_time"] = csv_us(spans[-1]["time_end"])
+    for kind, name in (("R", "read"), ("W", "write")):
+        best = None
+        for r in mine:
+            if r["type"] != kind or int(r["result"]) < 0:
+                continue
+            lat = max(csv_us(r["time_end"]) - csv_us(r["time_start"]), 0)
+            if best is None or lat > best[0]:
+                best = (lat, int(r["result"]))
+        want[f"max_{name}_time"], want[f"max_{name}_time_size"] = best
+    return want
 
 
 def test_darshan_counters_per_file_and_mount(tmp_path):
@@ -532,7 +565,7 @@ def test_darshan_counters_per_file_and_mount(tmp_path):
                    outdir=tmp_path / "t")
     assert t.returncode == 0
     ops = [tuple(line.split()) for line in t.stdout.splitlines()]
-    c, max_byte, top = darshan_oracle(ops)
+    c, max_byte, top, strides = darshan_oracle(ops)
     (row,) = [r for r in csv.DictReader(open(t.dir / "files.csv"))
               if r["paths"] == str(target)]
     for col in ("reads", "writes", "bytes_read", "bytes_written",
@@ -552,11 +585,34 @@ def test_darshan_counters_per_file_and_mount(tmp_path):
     got_top = [(int(row[f"access{i}_size"]), int(row[f"access{i}_count"]))
                for i in range(1, 5) if row[f"access{i}_size"]]
     assert got_top == top
+    # Forward gaps: 0 eight times, the pread past the end and the pwrite.
+    assert strides == [(0, 8), (4000, 1), (4930, 1)]
+    got_strides = [(int(row[f"stride{i}_stride"]),
+                    int(row[f"stride{i}_count"]))
+                   for i in range(1, 5) if row[f"stride{i}_stride"]]
+    assert got_strides == strides
+    assert row["stride4_stride"] == "" and row["stride4_count"] == "0"
+    times = darshan_times_oracle(list(csv.DictReader(open(t.dir / "io.csv"))),
+                                 row["inode"])
+    for col, value in times.items():
+        got = int(row[col]) if col.endswith("_size") else csv_us(row[col])
+        assert got == value, col
     # The same counters in summary.json, and the file's mount adds up.
     s = t.summary
     (entry,) = [f for f in s["files"] if f["path"] == str(target)]
     assert entry["read"]["ops"] == c["reads"]
     assert entry["write"]["bytes"] == c["bytes_written"]
+    assert [(x["stride"], x["count"]) for x in entry["common_strides"]] == \
+        strides
+    # Times as written (epoch seconds with microseconds lose their last
+    # digit to a float).
+    exact = json.loads((t.dir / "summary.json").read_text(),
+                       parse_float=str)
+    (entry,) = [f for f in exact["files"] if f["path"] == str(target)]
+    assert entry["read"]["max_time_size"] == times["max_read_time_size"]
+    assert csv_us(entry["write"]["max_time_s"]) == times["max_write_time"]
+    assert csv_us(entry["first_open_time_s"]) == times["first_open_time"]
+    assert csv_us(entry["last_close_time_s"]) == times["last_close_time"]
     target_mount = subprocess.run(
         ["findmnt", "-n", "-o", "TARGET", "--target", str(tmp_path)],
         capture_output=True, text=True, check=True).stdout.strip()
