@@ -16,10 +16,7 @@
 
 /* The files iowrap writes; --force removes only these. */
 static const char *const trace_files[] = {
-	"procs.csv",
-	"summary.json",
-	"io.csv",
-	"files.csv",
+	"procs.csv", "summary.json", "io.csv", "files.csv", "threads.csv",
 };
 
 /* Opens (creating if needed) one intermediate directory component. */

@@ -42,6 +42,18 @@ enum proc_end {
 	PROC_LOST, /* vanished without an exit status reaching us */
 };
 
+/*
+ * A thread other than its process's first (threads.csv): io.csv's pid
+ * column is the id of the thread that made the call, and this row says
+ * whose thread that is.
+ */
+struct thread_record {
+	pid_t tid;
+	pid_t pid; /* its process (thread group id) */
+	int64_t start_us; /* first seen */
+	int64_t end_us; /* its exit stop, else when it was last known */
+};
+
 struct proc_record {
 	pid_t pid;
 	pid_t ppid;

@@ -29,6 +29,8 @@ void trace_init(struct trace_sink *ts)
 	ts->io.error = -EBADF;
 	ts->files.fd = -1;
 	ts->files.error = -EBADF;
+	ts->threads.fd = -1;
+	ts->threads.error = -EBADF;
 	sb_init(&ts->line, 1u << 20);
 	io_summary_init(&ts->io_summary);
 	ts->problems = xcalloc(1, sizeof(char *));
@@ -152,12 +154,15 @@ static const char files_header[] =
 	"stride3_stride,stride3_count,stride4_stride,stride4_count,npaths,"
 	"paths\n";
 
+static const char threads_header[] = "time,pid,tid,end_time\n";
+
 void trace_open_io(struct trace_sink *ts)
 {
 	if (!trace_has_dir(ts))
 		return;
 	open_csv(ts, &ts->io, "io.csv", io_header);
 	open_csv(ts, &ts->files, "files.csv", files_header);
+	open_csv(ts, &ts->threads, "threads.csv", threads_header);
 	ts->io_summary.enabled = true;
 }
 
@@ -469,6 +474,19 @@ void trace_file(struct trace_sink *ts, const struct file_record *rec)
 	put_line(ts, &ts->files);
 }
 
+void trace_thread(struct trace_sink *ts, const struct thread_record *rec)
+{
+	if (ts->threads.fd < 0)
+		return;
+	sb_reset(&ts->line);
+	sb_add_time_us(&ts->line, rec->start_us);
+	add_u64_field(&ts->line, (uint64_t)rec->pid);
+	add_u64_field(&ts->line, (uint64_t)rec->tid);
+	add_time_field(&ts->line, rec->end_us);
+	sb_addc(&ts->line, '\n');
+	put_line(ts, &ts->threads);
+}
+
 void trace_tick(struct trace_sink *ts)
 {
 	int64_t now = now_monotonic_us();
@@ -480,8 +498,11 @@ void trace_tick(struct trace_sink *ts)
 		tf_flush(&ts->procs);
 	if (ts->io.fd >= 0)
 		tf_flush(&ts->io);
+	if (ts->threads.fd >= 0)
+		tf_flush(&ts->threads);
 	check_write_error(ts, &ts->procs);
 	check_write_error(ts, &ts->io);
+	check_write_error(ts, &ts->threads);
 }
 
 static void close_file(struct trace_sink *ts, struct tracefile *tf)
@@ -522,6 +543,7 @@ void trace_finish(struct trace_sink *ts, struct run_summary *s)
 	close_file(ts, &ts->procs);
 	close_file(ts, &ts->io);
 	close_file(ts, &ts->files);
+	close_file(ts, &ts->threads);
 	s->io = &ts->io_summary;
 	if (trace_has_dir(ts))
 		write_summary(ts, s);

@@ -20,6 +20,7 @@ struct trace_sink {
 	struct tracefile procs;
 	struct tracefile io; /* fd < 0 unless an I/O level is on */
 	struct tracefile files;
+	struct tracefile threads;
 	struct strbuf line;
 	char **problems; /* NULL-terminated */
 	size_t nproblems;
@@ -37,10 +38,11 @@ int trace_open_unique(struct trace_sink *ts, const char *dir, const char *sub,
 		      const char *name, unsigned *attempt, struct strbuf *why);
 bool trace_has_dir(const struct trace_sink *ts);
 void trace_proc(struct trace_sink *ts, const struct proc_record *rec);
-/* Creates io.csv and files.csv (the files and full levels). */
+/* Creates io.csv, files.csv and threads.csv (the files and full levels). */
 void trace_open_io(struct trace_sink *ts);
 void trace_io(struct trace_sink *ts, const struct io_event *ev);
 void trace_file(struct trace_sink *ts, const struct file_record *rec);
+void trace_thread(struct trace_sink *ts, const struct thread_record *rec);
 /* Records something that made the trace incomplete; says it on stderr. */
 void trace_problem(struct trace_sink *ts, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

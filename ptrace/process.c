@@ -24,6 +24,25 @@ static void tracee_free(struct tracee *t)
 	free(t);
 }
 
+/*
+ * A thread other than its process's first is gone from the table: its
+ * row in threads.csv says whose the tid in io.csv's rows is.  tid is the
+ * one its calls had (an exec by it gives it the leader's from then on).
+ */
+static void tracee_end(struct proc_table *pt, struct tracee *t, pid_t tid)
+{
+	struct thread_record rec = {
+		.tid = tid,
+		.pid = t->proc->rec.pid,
+		.start_us = t->start_us,
+		.end_us = t->end_us ? t->end_us : now_realtime_us(),
+	};
+
+	if (pt->sink && tid != rec.pid)
+		trace_thread(pt->sink, &rec);
+	tracee_free(t);
+}
+
 void proc_table_init(struct proc_table *pt, int procfd,
 		     struct cgroup_resolver *cgroups)
 {
@@ -87,7 +106,7 @@ void process_free(struct proc_table *pt, struct process *p)
 
 		p->threads = t->next;
 		pidmap_remove(&pt->tracees, t->tid);
-		tracee_free(t);
+		tracee_end(pt, t, t->tid);
 	}
 	if (pidmap_get(&pt->processes, p->rec.pid) == p) {
 		pidmap_remove(&pt->processes, p->rec.pid);
@@ -122,6 +141,7 @@ static struct tracee *tracee_add(struct proc_table *pt, pid_t tid,
 	struct process *p = pidmap_get(&pt->processes, st->tgid);
 
 	t->tid = tid;
+	t->start_us = now_realtime_us();
 	t->owner = pt->owner;
 	t->tracer_tid = st->tracer_pid;
 	t->fresh = true;
@@ -205,7 +225,7 @@ struct process *tracee_drop(struct proc_table *pt, struct tracee *t)
 		if (!t->io_counted)
 			p->threads_io_lost = true;
 	}
-	tracee_free(t);
+	tracee_end(pt, t, t->tid);
 	return p;
 }
 
@@ -243,7 +263,8 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 			former->call.entry_path = NULL; /* t's now */
 			unlink_thread(p, former);
 			pidmap_remove(&pt->tracees, former_tid);
-			tracee_free(former);
+			former->end_us = now_realtime_us();
+			tracee_end(pt, former, former_tid);
 		}
 		/* The others were killed, maybe with no exit stop of their
 		 * own: their deaths must not count against the live one. */
@@ -513,6 +534,7 @@ bool process_exit_stop(struct proc_table *pt, struct tracee *t)
 	if (t->exit_stopped)
 		return false;
 	t->exit_stopped = true;
+	t->end_us = now_realtime_us();
 	measure_thread(pt, p, t->tid);
 	/* Its own I/O: what /proc/PID/io alone cannot tell (own_io). */
 	if (p->rec.usage.threads > 1 || p->had_children)

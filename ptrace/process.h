@@ -19,6 +19,7 @@
 #include "procfs.h"
 #include "record.h"
 #include "strbuf.h"
+#include "trace.h"
 
 struct process;
 struct fdtable;
@@ -70,6 +71,7 @@ struct tracee {
 	int64_t last_stop_us; /* monotonic: when it last stopped */
 	struct parked *parked; /* handed to owner, which puts it back */
 	bool io_counted; /* its own I/O is in proc->threads_io */
+	int64_t start_us, end_us; /* first seen; its exit stop (0: none) */
 };
 
 struct child_io {
@@ -119,6 +121,9 @@ struct proc_table {
 	struct cgroup_resolver *cgroups;
 	char *cmdline_buf; /* CMDLINE_BUF_SIZE, reused at every exec */
 	uint64_t live_processes, max_live_processes;
+	/* Where a thread's row goes when it ends (threads.csv); NULL:
+	 * nowhere. */
+	struct trace_sink *sink;
 };
 
 void proc_table_init(struct proc_table *pt, int procfd,

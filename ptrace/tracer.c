@@ -1322,6 +1322,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	pthread_mutex_init(&tr.lock, NULL);
 	proc_table_init(&tr.table, procfd, cfg->cgroups);
 	if (cfg->level != LEVEL_SUMMARY) {
+		tr.table.sink = cfg->sink;
 		tr.io_on = true;
 		tr.seccomp_before_sysentry = seccomp_stop_before_sysentry();
 		iotrace_init(&tr.io, cfg->sink, procfd, main_pid, cfg->include,

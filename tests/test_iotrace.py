@@ -1605,6 +1605,35 @@ def test_parallel_threads_with_tracer_threads(tmp_path, threads):
     for tid in counts:
         assert [(r["offset"], r["result"]) for r in rows
                 if r["pid"] == tid] == [("0", "4096")] * 200
+    # threads.csv says whose each tid is, and when it ran.
+    (proc,) = t.procs
+    owners = thread_owners(t)
+    assert {tid: o["pid"] for tid, o in owners.items()} == \
+        {tid: proc["pid"] for tid in counts}
+    for tid, o in owners.items():
+        mine = [r for r in rows if r["pid"] == tid]
+        assert csv_us(o["time"]) <= csv_us(mine[0]["time_start"])
+        assert csv_us(mine[-1]["time_end"]) <= csv_us(o["end_time"])
+        assert csv_us(o["end_time"]) <= csv_us(proc["end_time"])
+    assert_io_pids_are_known(t)
+
+
+def thread_owners(t):
+    """threads.csv: tid -> its row (time, pid, tid, end_time)."""
+    rows = list(csv.DictReader(open(t.dir / "threads.csv")))
+    assert len({r["tid"] for r in rows}) == len(rows)
+    return {r["tid"]: r for r in rows}
+
+
+def assert_io_pids_are_known(t):
+    """Every io.csv row's pid is a process's (procs.csv) or a thread's of
+    one (threads.csv)."""
+    procs = {p["pid"] for p in t.procs}
+    owners = thread_owners(t)
+    assert all(o["pid"] in procs for o in owners.values())
+    assert not procs & set(owners)
+    for r in csv.DictReader(open(t.dir / "io.csv")):
+        assert r["pid"] in procs or r["pid"] in owners, r
 
 
 def test_exec_while_threads_are_handed_over(tmp_path):
@@ -1660,6 +1689,12 @@ def test_exec_by_a_thread_of_another_tracer_thread(tmp_path, threads):
              if r["type"] == "R" and r["handle"] == handle]
     assert (sum(reads), reads[-1]) == (8192, 0)
     assert {r["pid"] for r in after} == {proc["pid"]}
+    # The thread that execed had its own tid until then: threads.csv has
+    # it, as the process's, ended at the exec.
+    (execer,) = thread_owners(t).values()
+    assert execer["pid"] == proc["pid"]
+    assert csv_us(execer["end_time"]) <= csv_us(rows[x]["time_end"])
+    assert_io_pids_are_known(t)
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
