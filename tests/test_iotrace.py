@@ -421,6 +421,48 @@ def test_reads_and_writes_add_up_to_rchar_and_wchar(script, workdir,
     assert dict(got) == dict(want)
 
 
+THREADED_PROGRAMS = [
+    "zstd -q -T2 -c src.bin | wc -c",
+    "/usr/bin/python3 -c \"import os, sys, threading\n"
+    "def work(i):\n"
+    "    with open(f'out{i}.bin', 'wb') as f:\n"
+    "        for _ in range(40): f.write(os.urandom(3000))\n"
+    "    sys.stdout.write(str(len(open('src.bin', 'rb').read())))\n"
+    "ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]\n"
+    "[t.start() for t in ts]; [t.join() for t in ts]\"",
+]
+
+
+@pytest.mark.parametrize("script", THREADED_PROGRAMS)
+def test_threads_reads_and_writes_add_up_to_their_process(script, workdir,
+                                                          tmp_path):
+    """A multi-threaded process's rchar and wchar are its threads' R and
+    W rows, each found by threads.csv (io.csv's pid is the thread's id),
+    plus its untraced bytes: exactly."""
+    if script.startswith("zstd") and not shutil.which("zstd"):
+        pytest.skip("no zstd")
+    t = run_iowrap(["--level", "full", "--", "sh", "-c", script],
+                   outdir=tmp_path / "t", cwd=workdir)
+    assert t.returncode == 0, t.stderr
+    owners = {tid: o["pid"] for tid, o in thread_owners(t).items()}
+    moved = collections.defaultdict(lambda: [0, 0])
+    by_thread = 0
+    for r in csv.DictReader(open(t.dir / "io.csv", errors="replace")):
+        if r["type"] in "RW" and int(r["result"]) > 0:
+            moved[owners.get(r["pid"], r["pid"])][r["type"] == "W"] += \
+                int(r["result"])
+            by_thread += r["pid"] in owners
+    # zstd's workers only compress: its main thread reads and writes.
+    assert (by_thread > 0) == ("threading" in script)
+    threaded = [p for p in t.procs if int(p["threads"]) > 1]
+    assert threaded
+    for p in t.procs:
+        read, wrote = moved[p["pid"]]
+        assert read + int(p["untraced_read_bytes"]) == int(p["rchar"]), p
+        assert wrote + int(p["untraced_write_bytes"]) == int(p["wchar"]), p
+    assert_io_pids_are_known(t)
+
+
 def test_files_csv(workdir, tmp_path):
     """One row per file: its device and inode, every path it was opened
     under, its mount and filesystem type (as findmnt says), its size at the
