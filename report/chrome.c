@@ -100,6 +100,17 @@ static void name_track(struct chrome_out *co, const char *what, uint64_t pid,
 	end_event(co);
 }
 
+/* Starts the slice of a process's or thread's lifetime on its track. */
+static void begin_lifetime(struct chrome_out *co, uint64_t tpid, uint64_t tid,
+			   const char *what, int64_t start, int64_t end)
+{
+	begin_event(co, "X", tpid, tid);
+	add_key_string(&co->sb, "name", what, strlen(what));
+	add_key_string(&co->sb, "cat", what, strlen(what));
+	add_key_i64(&co->sb, "ts", start);
+	add_key_i64(&co->sb, "dur", end - start);
+}
+
 static const char *basename_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -107,43 +118,82 @@ static const char *basename_of(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-enum { P_TIME, P_END, P_PID, P_EXE, P_NCOLS };
-static const char *const procs_cols[P_NCOLS] = { "time", "end_time", "pid",
-						 "exe" };
+/*
+ * procs.csv and threads.csv: a thread track per row (a process, or a
+ * thread other than its process's first, whose tid io.csv's rows carry),
+ * named, and a slice for its lifetime (none for one still running when
+ * tracing ended).  Columns: time, end_time, the track's id, and the
+ * process's program or the thread's process.
+ */
+enum { L_TIME, L_END, L_ID, L_OF, L_NCOLS };
 
-/* One thread track per process, named after its program, and a slice for
- * its lifetime (a process still running when tracing ended has none). */
-static void export_procs(struct chrome_out *co, struct workflow *wf,
-			 struct task *t, uint64_t tpid, int dirfd)
+struct track_kind {
+	const char *file;
+	const char *cols[L_NCOLS];
+	size_t nrequired;
+	const char *what; /* the lifetime slice's name and category */
+};
+
+static const struct track_kind process_tracks = { "procs.csv",
+						  { "time", "end_time", "pid",
+						    "exe" },
+						  3,
+						  "process" };
+/* None for a trace without threads.csv (summary level, older ones). */
+static const struct track_kind thread_tracks = { "threads.csv",
+						 { "time", "end_time", "tid",
+						   "pid" },
+						 4,
+						 "thread" };
+
+/* A process's track is its program's name, a thread's "thread of PID". */
+static void name_row_track(struct chrome_out *co, const struct track_kind *k,
+			   struct csv_file *cf, uint64_t tpid, uint64_t id)
+{
+	const char *of = cell(cf, L_OF);
+	char name[64];
+
+	if (k == &thread_tracks) {
+		snprintf(name, sizeof(name), "thread of %s", of);
+		name_track(co, "thread_name", tpid, id, name);
+	} else {
+		name_track(co, "thread_name", tpid, id,
+			   of[0] ? basename_of(of) : "?");
+	}
+}
+
+static void export_tracks(struct chrome_out *co, struct workflow *wf,
+			  struct task *t, uint64_t tpid, int dirfd,
+			  const struct track_kind *k)
 {
 	struct csv_problems prob = { 0 };
 	struct csv_file cf = {
-		.wf = wf, .t = t, .name = "procs.csv", .prob = &prob
+		.wf = wf, .t = t, .name = k->file, .prob = &prob
 	};
 	int64_t start, end;
-	uint64_t pid;
+	uint64_t id, of;
 
-	if (csv_open(&cf, dirfd, procs_cols, P_NCOLS, 3) < 0)
+	if (csv_open(&cf, dirfd, k->cols, L_NCOLS, k->nrequired) < 0)
 		return;
 	while (csv_row(&cf)) {
-		const char *exe = cell(&cf, P_EXE);
-
-		if (!parse_u64(cell(&cf, P_PID), &pid) ||
-		    !parse_time_us(cell(&cf, P_TIME), &start)) {
-			bad_row(&cf, "time/pid");
+		if (!parse_u64(cell(&cf, L_ID), &id) ||
+		    !parse_time_us(cell(&cf, L_TIME), &start) ||
+		    (k == &thread_tracks && !parse_u64(cell(&cf, L_OF), &of))) {
+			bad_row(&cf, "time/pid/tid");
 			continue;
 		}
-		name_track(co, "thread_name", tpid, pid,
-			   exe[0] ? basename_of(exe) : "?");
-		if (!parse_time_us(cell(&cf, P_END), &end) || end < start)
+		name_row_track(co, k, &cf, tpid, id);
+		if (!parse_time_us(cell(&cf, L_END), &end) || end < start)
 			continue;
-		begin_event(co, "X", tpid, pid);
-		add_key_string(&co->sb, "name", "process", 7);
-		add_key_string(&co->sb, "cat", "process", 7);
-		add_key_i64(&co->sb, "ts", start);
-		add_key_i64(&co->sb, "dur", end - start);
-		sb_adds(&co->sb, ",\"args\":{\"exe\":");
-		json_add_string(&co->sb, exe, cell_len(&cf, P_EXE));
+		begin_lifetime(co, tpid, id, k->what, start, end);
+		sb_adds(&co->sb, ",\"args\":{");
+		json_add_string(&co->sb, k->cols[L_OF], strlen(k->cols[L_OF]));
+		sb_addc(&co->sb, ':');
+		if (k == &thread_tracks)
+			sb_add_u64(&co->sb, of);
+		else
+			json_add_string(&co->sb, cell(&cf, L_OF),
+					cell_len(&cf, L_OF));
 		sb_addc(&co->sb, '}');
 		end_event(co);
 	}
@@ -357,7 +407,8 @@ static void export_task(struct chrome_out *co, struct workflow *wf,
 	if (research_trace(dirfd, research, sizeof(research))) {
 		export_research(co, wf, t, tpid, dirfd, research);
 	} else {
-		export_procs(co, wf, t, tpid, dirfd);
+		export_tracks(co, wf, t, tpid, dirfd, &process_tracks);
+		export_tracks(co, wf, t, tpid, dirfd, &thread_tracks);
 		export_io(co, wf, t, tpid, dirfd);
 	}
 	close(dirfd);

@@ -101,3 +101,12 @@ def helper(name):
     path = HELPERS / name
     assert path.exists(), f"{path} missing: run make"
     return str(path)
+
+
+def chrome_events(out, *traces):
+    """`iowrap export --format chrome -o OUT TRACES...`: its events."""
+    p = subprocess.run([str(IOWRAP), "export", "--format", "chrome", "-o",
+                        str(out)] + [str(t) for t in traces],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(Path(out).read_text())["traceEvents"]

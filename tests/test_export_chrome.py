@@ -7,7 +7,7 @@ import os
 import subprocess
 from decimal import Decimal
 
-from conftest import IOWRAP, run_iowrap
+from conftest import IOWRAP, chrome_events, run_iowrap
 
 
 def rows(path):
@@ -36,12 +36,7 @@ def test_chrome_export_matches_the_traces(tmp_path):
                outdir=traces / "t1", cwd=work, check=0)
     run_iowrap(["--task", "count", "-l", "full", "--", "wc", "-l",
                 "out.txt"], outdir=traces / "t2", cwd=work, check=0)
-    out = tmp_path / "trace.json"
-    p = subprocess.run([str(IOWRAP), "export", "--format", "chrome", "-o",
-                        str(out), str(traces)], capture_output=True,
-                       text=True)
-    assert p.returncode == 0, p.stderr
-    events = json.loads(out.read_text())["traceEvents"]
+    events = chrome_events(tmp_path / "trace.json", traces)
 
     names = {e["pid"]: e["args"]["name"] for e in events
              if e["ph"] == "M" and e["name"] == "process_name"}
@@ -93,6 +88,41 @@ def test_chrome_export_matches_the_traces(tmp_path):
     # The hostile name survived JSON escaping exactly.
     assert any(e["ph"] == "X" and e["args"].get("path") == str(odd)
                for e in events)
+
+
+def test_chrome_export_names_thread_tracks(tmp_path):
+    """io.csv's rows of a thread other than a process's first carry its
+    tid: its track is named after its process (threads.csv) and has its
+    lifetime, so that no operation lands on a track without a name."""
+    work = tmp_path / "w"
+    work.mkdir()
+    script = ("import threading\n"
+              "def work(i):\n"
+              "    open(f'out{i}', 'w').write('x' * 1000)\n"
+              "ts = [threading.Thread(target=work, args=(i,)) "
+              "for i in range(3)]\n"
+              "[t.start() for t in ts]; [t.join() for t in ts]\n")
+    traces = tmp_path / "traces"
+    run_iowrap(["-l", "full", "--", "/usr/bin/python3", "-c", script],
+               outdir=traces / "t", cwd=work, check=0)
+    events = chrome_events(tmp_path / "trace.json", traces)
+    threads = rows(traces / "t" / "threads.csv")
+    assert len(threads) == 3
+    names = {e["tid"]: e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    for r in threads:
+        assert names[int(r["tid"])] == f"thread of {r['pid']}"
+    lifetimes = sorted((e["tid"], e["ts"], e["dur"], e["args"]["pid"])
+                       for e in events
+                       if e["ph"] == "X" and e["cat"] == "thread")
+    assert lifetimes == sorted(
+        (int(r["tid"]), usec(r["time"]),
+         usec(r["end_time"]) - usec(r["time"]), int(r["pid"]))
+        for r in threads)
+    ops = [e for e in events if e["ph"] == "X"
+           and e["cat"] not in ("process", "thread")]
+    assert {e["tid"] for e in ops} <= set(names)
+    assert any(e["tid"] == int(r["tid"]) for e in ops for r in threads)
 
 
 def test_chrome_export_bad_input(tmp_path):

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import IOWRAP
+from conftest import IOWRAP, chrome_events
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "research-ebpf"
 
@@ -260,12 +260,7 @@ def test_research_export_csv_and_chrome(tmp_path):
     assert rows[0]["task_name"] == "node1" and rows[0]["path2"] == ""
     assert rows[0]["utime_start"] == "27151.124"
 
-    out = tmp_path / "trace.json"
-    p = subprocess.run([str(IOWRAP), "export", "--format", "chrome", "-o",
-                        str(out), str(FIXTURE)], capture_output=True,
-                       text=True)
-    assert p.returncode == 0, p.stderr
-    events = json.loads(out.read_text())["traceEvents"]
+    events = chrome_events(tmp_path / "trace.json", FIXTURE)
     meta = [e for e in events if e["ph"] == "M"]
     assert meta == [
         {"ph": "M", "pid": 1, "tid": 0, "name": "process_name",
