@@ -43,7 +43,7 @@ static bool ends_with(const char *s, const char *suffix)
 static bool is_own_table(const char *name)
 {
 	return !strcmp(name, "io.csv") || !strcmp(name, "procs.csv") ||
-	       !strcmp(name, "files.csv");
+	       !strcmp(name, "files.csv") || !strcmp(name, "threads.csv");
 }
 
 /* A regular *.csv file whose first line is a '#' comment naming the
