@@ -128,7 +128,7 @@ static const char *cwd_of(struct iotrace *io, struct process *p)
 		return p->cwd_cache;
 	p->cwd_gen = io->dir_renames;
 	sb_init(&sb, PATH_MAX);
-	if (read_proc_link(io->procfd, p->rec.pid, "cwd", &sb) == 0) {
+	if (read_proc_link(io->procfd, p->view_tid, "cwd", &sb) == 0) {
 		free(p->cwd_cache);
 		p->cwd_cache = sb_detach(&sb);
 	} else if (p->cwd_hint) {
@@ -290,7 +290,7 @@ static struct ofd *description_in(struct process *q, struct process *p, int fd,
 		if (!o || o->inode_id != inode_id || (q == p && i == fd))
 			continue;
 		--*probes;
-		if (same_description(p->rec.pid, fd, q->rec.pid, i))
+		if (same_description(p->view_tid, fd, q->view_tid, i))
 			return o;
 	}
 	return NULL;
@@ -339,7 +339,7 @@ static struct ofd *known_description(struct iotrace *io, struct process *p,
 	parent = io->processes ? pidmap_get(io->processes, p->rec.ppid) : NULL;
 	/* A parent started first: a recycled pid cannot make a loop. */
 	if (parent && parent != p && parent->rec.start_us <= p->rec.start_us &&
-	    same_description(p->rec.pid, fd, parent->rec.pid, fd))
+	    same_description(p->view_tid, fd, parent->view_tid, fd))
 		return lookup_fd(io, parent, fd);
 	return description_anywhere(io, p, fd, inode_id, &probes);
 }
@@ -354,14 +354,14 @@ static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 	bool cloexec;
 
 	sb_init(&sb, PATH_MAX);
-	if (read_fd_path(io, p->rec.pid, fd, &sb) < 0) {
+	if (read_fd_path(io, p->view_tid, fd, &sb) < 0) {
 		sb_release(&sb);
 		return NULL;
 	}
 	o = ofd_new(sb_str(&sb));
 	sb_release(&sb);
 	o->offset = 0;
-	snprintf(path, sizeof(path), "%d/fdinfo/%d", (int)p->rec.pid, fd);
+	snprintf(path, sizeof(path), "%d/fdinfo/%d", (int)p->view_tid, fd);
 	if (read_file_at(io->procfd, path, info, sizeof(info)) > 0) {
 		line = strstr(info, "pos:");
 		if (line)
@@ -370,7 +370,7 @@ static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 		if (line)
 			o->flags = (uint32_t)strtoul(line + 6, NULL, 8);
 	}
-	describe_ofd(io, p->rec.pid, fd, o, false);
+	describe_ofd(io, p->view_tid, fd, o, false);
 	cloexec = (o->flags & O_CLOEXEC) != 0; /* this descriptor's */
 	known = known_description(io, p, fd, o->inode_id);
 	if (known) {
@@ -441,7 +441,7 @@ static void resolve_at(struct iotrace *io, struct process *p, int dirfd,
 						      lookup_fd(io, p, dirfd);
 
 		if (dir && dir->path_gen != io->dir_renames) {
-			take_kernel_path(io, p->rec.pid, dirfd, dir);
+			take_kernel_path(io, p->view_tid, dirfd, dir);
 			dir->path_gen = io->dir_renames;
 		}
 
@@ -629,7 +629,7 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		o->offset = 0;
 		/* An O_TMPFILE file has no name in the directory it was
 		 * made in: the kernel's, "DIR/#INO (deleted)", says so. */
-		describe_ofd(io, p->rec.pid, (int)ret, o,
+		describe_ofd(io, p->view_tid, (int)ret, o,
 			     in_root || (flags & O_TMPFILE) == O_TMPFILE);
 		fdtable_set(fds_of(p), (int)ret, o, (flags & O_CLOEXEC) != 0);
 		op.ofd = o;
@@ -648,7 +648,7 @@ static int64_t fd_size(struct iotrace *io, struct tracee *t, int fd)
 {
 	struct stat st;
 
-	return fd_stat(io, t->proc->rec.pid, fd, &st) == 0 ? st.st_size : -1;
+	return fd_stat(io, t->proc->view_tid, fd, &st) == 0 ? st.st_size : -1;
 }
 
 static void close_fd(struct iotrace *io, struct tracee *t, int fd)
@@ -1023,7 +1023,8 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 	if (!o || !o->traced || o->refs != 1 || (o->flags & O_PATH))
 		return false;
 	if (o->generic_seek < 0)
-		o->generic_seek = fs_has_generic_seek(io, t->proc->rec.pid, fd);
+		o->generic_seek =
+			fs_has_generic_seek(io, t->proc->view_tid, fd);
 	return o->generic_seek;
 }
 
@@ -1935,7 +1936,7 @@ void iotrace_fork(struct process *parent, struct process *child)
 	if (child->fds || !parent->fds)
 		return;
 	/* clone(CLONE_FILES) without CLONE_THREAD: one table for both. */
-	if (syscall(SYS_kcmp, parent->rec.pid, child->rec.pid, KCMP_FILES, 0,
+	if (syscall(SYS_kcmp, parent->view_tid, child->view_tid, KCMP_FILES, 0,
 		    0) == 0) {
 		child->fds = parent->fds;
 		child->fds->refs++;

@@ -85,6 +85,7 @@ static struct process *process_new(struct proc_table *pt, pid_t tgid,
 	if (parent)
 		parent->had_children = true;
 	p->rec.pid = tgid;
+	p->view_tid = tgid;
 	p->rec.ppid = ppid;
 	p->rec.start_us = now_realtime_us();
 	p->rec.end = PROC_LOST;
@@ -203,6 +204,20 @@ struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid,
 	return tracee_add(pt, tid, &st);
 }
 
+/* The thread whose /proc entry shows p's descriptors is ending: another
+ * live one's shows them from now on (any: they share them). */
+static void move_view(struct process *p, const struct tracee *ending)
+{
+	if (ending->tid != p->view_tid)
+		return;
+	for (struct tracee *o = p->threads; o; o = o->next) {
+		if (o != ending && !o->exit_stopped) {
+			p->view_tid = o->tid;
+			return;
+		}
+	}
+}
+
 static void unlink_thread(struct process *p, struct tracee *t)
 {
 	for (struct tracee **pp = &p->threads; *pp; pp = &(*pp)->next) {
@@ -217,6 +232,7 @@ struct process *tracee_drop(struct proc_table *pt, struct tracee *t)
 {
 	struct process *p = t->proc;
 
+	move_view(p, t);
 	unlink_thread(p, t);
 	pidmap_remove(&pt->tracees, t->tid);
 	if (!t->exit_stopped) {
@@ -277,6 +293,7 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 		t->io_counted = false; /* the leader's was, not this thread's */
 		p->live_threads = 1;
 	}
+	p->view_tid = p->rec.pid; /* the execing thread has its id now */
 	p->rec.execs++;
 	read_exe_argv(pt, p, false);
 }
@@ -340,8 +357,8 @@ static void read_cgroup(struct proc_table *pt, struct process *p)
 {
 	struct cgroup_entry cg;
 
-	if (read_proc_cgroup(pt->procfd, p->rec.pid, pt->cgroups->has_v2, &cg) <
-	    0)
+	if (read_proc_cgroup(pt->procfd, p->view_tid, pt->cgroups->has_v2,
+			     &cg) < 0)
 		return;
 	sb_reset(&p->cgroup_path);
 	sb_adds(&p->cgroup_path, cg.path);
@@ -484,7 +501,7 @@ static void measure_process(struct proc_table *pt, struct process *p)
 		u->cancelled_write_bytes = io.cancelled_write_bytes;
 	}
 	read_cgroup(pt, p);
-	if (read_proc_link(pt->procfd, p->rec.pid, "cwd", &p->cwd) < 0)
+	if (read_proc_link(pt->procfd, p->view_tid, "cwd", &p->cwd) < 0)
 		sb_reset(&p->cwd);
 	if (p->rec.execs == 0)
 		read_exe_argv(pt, p, true);
@@ -533,8 +550,9 @@ bool process_exit_stop(struct proc_table *pt, struct tracee *t)
 
 	if (t->exit_stopped)
 		return false;
-	t->exit_stopped = true;
 	t->end_us = now_realtime_us();
+	move_view(p, t);
+	t->exit_stopped = true;
 	measure_thread(pt, p, t->tid);
 	/* Its own I/O: what /proc/PID/io alone cannot tell (own_io). */
 	if (p->rec.usage.threads > 1 || p->had_children)

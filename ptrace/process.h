@@ -82,6 +82,14 @@ struct child_io {
 
 struct process {
 	struct proc_record rec;
+	/*
+	 * The /proc/ID entry that shows its descriptors and cwd: its pid's,
+	 * until its first thread ends before the others (pthread_exit in
+	 * main): the kernel then drops that thread's files and fs, and
+	 * /proc/PID/fd, /proc/PID/cwd and kcmp by its pid fail.  A live
+	 * thread's id from then on.
+	 */
+	pid_t view_tid;
 	struct strbuf exe, argv, cwd, cgroup_path;
 	struct tracee *threads;
 	int live_threads; /* threads not yet past their exit stop */

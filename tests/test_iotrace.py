@@ -1678,6 +1678,43 @@ def assert_io_pids_are_known(t):
         assert r["pid"] in procs or r["pid"] in owners, r
 
 
+def test_a_threads_io_after_the_main_thread_ended(tmp_path, workdir):
+    """pthread_exit in main: the kernel drops the main thread's files and
+    fs, so /proc/PID/fd, /proc/PID/cwd and kcmp by the process's pid fail
+    while its other threads go on with the same descriptors.  Their
+    operations are traced all the same (before, none was: the stops came
+    and were dropped, and the trace said it was complete)."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(os.urandom(8192))
+    t = run_iowrap(["--level", "full", "--", helper("threadio"),
+                    "leaderexit", str(data)], outdir=tmp_path / "t",
+                   cwd=workdir)
+    assert t.returncode == 0, t.stderr
+    tid = t.stdout.strip()
+    (proc,) = t.procs
+    assert thread_owners(t)[tid]["pid"] == proc["pid"]
+    assert proc["cwd"] == str(workdir)  # the last thread's, at its end
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    (opened,) = [r for r in rows if r["type"] == "O" and
+                 r["path"] == str(data)]
+    assert opened["pid"] == proc["pid"]
+    out = str(workdir / "leaderexit.out")
+    (created,) = [r for r in rows if r["type"] == "O" and r["path"] == out]
+    handles = (opened["handle"], created["handle"])
+    mine = [(r["type"], r["handle"] == handles[1], r["result"], r["offset"],
+             r["size"]) for r in rows if r["handle"] in handles and
+            r["pid"] == tid]
+    assert mine == [("R", False, "100", "0", "100"),
+                    ("R", False, "50", "0", "50"),
+                    ("O", True, "4", "0", "0"),
+                    ("W", True, "7", "0", "7"),
+                    ("C", True, "0", "-1", "0"),
+                    ("C", False, "0", "-1", "0")]
+    assert (workdir / "leaderexit.out").read_bytes() == b"7 bytes"
+    tracing = t.summary["tracing"]
+    assert (tracing["complete"], tracing["problems"]) == (True, [])
+
+
 def test_exec_while_threads_are_handed_over(tmp_path):
     """Four processes each start two threads (handed to the other tracer
     thread while the main thread reads) and exec at once: an exec holds

@@ -11,6 +11,12 @@
  *                             /bin/true at once from the main thread,
  *                             while the new threads may be being handed
  *                             over
+ *   threadio leaderexit FILE  the main thread opens FILE, starts a thread
+ *                             and ends (pthread_exit); once it is a
+ *                             zombie the thread preads 100 bytes of FILE
+ *                             at 0, reads 50, writes 7 bytes to
+ *                             leaderexit.out (a relative path), closes
+ *                             both and prints its tid
  *
  * FILE must hold at least 4096 bytes.
  */
@@ -122,6 +128,55 @@ static int execrace(void)
 	return failed;
 }
 
+/* Whether the main thread has ended: the kernel keeps it a zombie ('Z')
+ * while other threads run. */
+static int leader_gone(void)
+{
+	char path[64], buf[512], *state;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", getpid());
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	state = strrchr(buf, ')');
+	return state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
+}
+
+static void *after_leader(void *arg)
+{
+	int fd = *(int *)arg, out;
+	char buf[100];
+
+	for (int i = 0; i < 10000 && !leader_gone(); i++)
+		usleep(1000);
+	if (!leader_gone() || pread(fd, buf, 100, 0) != 100 ||
+	    read(fd, buf, 50) != 50)
+		_exit(3);
+	out = open("leaderexit.out", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (out < 0 || write(out, "7 bytes", 7) != 7)
+		_exit(3);
+	close(out);
+	close(fd);
+	printf("%d\n", gettid());
+	exit(0);
+}
+
+static int leaderexit(void)
+{
+	static int fd;
+	pthread_t t;
+
+	fd = open(file, O_RDONLY);
+	if (fd < 0 || pthread_create(&t, NULL, after_leader, &fd) != 0)
+		return 2;
+	pthread_exit(NULL);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -137,7 +192,11 @@ int main(int argc, char **argv)
 		file = argv[2];
 		return execrace();
 	}
-	fprintf(stderr,
-		"usage: threadio readers FILE N | exec FILE | execrace FILE\n");
+	if (argc == 3 && strcmp(argv[1], "leaderexit") == 0) {
+		file = argv[2];
+		return leaderexit();
+	}
+	fprintf(stderr, "usage: threadio readers FILE N | exec FILE | "
+			"execrace FILE | leaderexit FILE\n");
 	return 2;
 }
