@@ -1512,6 +1512,7 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 		return ENTRY_RESUME;
 	}
 	t->call.arch = si->arch;
+	t->call.nr = si->seccomp.nr;
 	t->call.x32 = si->arch == AUDIT_ARCH_X86_64 &&
 		      (si->seccomp.nr & 0x40000000u); /* __X32_SYSCALL_BIT */
 	memcpy(t->call.args, si->seccomp.args, sizeof(t->call.args));

@@ -290,7 +290,9 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 			o->exit_stopped = true;
 		}
 		t->exit_stopped = false;
-		t->io_counted = false; /* the leader's was, not this thread's */
+		/* The leader's was, not this thread's. */
+		t->io_counted = false;
+		memset(&t->io_seen, 0, sizeof(t->io_seen));
 		p->live_threads = 1;
 	}
 	p->view_tid = p->rec.pid; /* the execing thread has its id now */
@@ -388,20 +390,30 @@ static void subtract_io(struct proc_io *io, const struct proc_io *less)
 					      less->cancelled_write_bytes);
 }
 
-/* A thread's own I/O, /proc/PID/task/TID/io, into the process's sum:
- * once, at its exit stop or at the end of its process. */
+/*
+ * A thread's own I/O, /proc/PID/task/TID/io, into the process's sum: at
+ * its exit stop or at the end of its process.  One read before its exit
+ * stop (exit_group's caller's end measures the process while the others
+ * may still be in a call) is replaced by the one at its exit stop.
+ */
 static void count_thread_io(struct proc_table *pt, struct process *p,
 			    struct tracee *t)
 {
 	struct proc_io io;
 
-	if (t->io_counted)
+	if (t->io_counted && (t->io_final || !t->exit_stopped))
 		return;
+	t->io_final = t->exit_stopped;
+	if (read_task_io(pt->procfd, p->rec.pid, t->tid, &io) < 0) {
+		if (!t->io_counted)
+			p->threads_io_lost = true;
+		t->io_counted = true;
+		return;
+	}
+	subtract_io(&p->threads_io, &t->io_seen);
+	add_io(&p->threads_io, &io);
+	t->io_seen = io;
 	t->io_counted = true;
-	if (read_task_io(pt->procfd, p->rec.pid, t->tid, &io) < 0)
-		p->threads_io_lost = true;
-	else
-		add_io(&p->threads_io, &io);
 }
 
 /*
@@ -430,6 +442,19 @@ static void hand_io_to_parent(struct proc_table *pt, struct process *p,
 	c->pid = p->rec.pid;
 	c->starttime_ticks = starttime_ticks;
 	c->io = *io;
+}
+
+/* The parent's copy of p's I/O (hand_io_to_parent), if it keeps one. */
+static void update_parents_copy(struct proc_table *pt, struct process *p,
+				const struct proc_io *io,
+				uint64_t starttime_ticks)
+{
+	struct process *parent = pidmap_get(&pt->processes, p->rec.ppid);
+
+	for (size_t i = 0; parent && parent != p && i < parent->nchildren; i++)
+		if (parent->children[i].pid == p->rec.pid &&
+		    parent->children[i].starttime_ticks == starttime_ticks)
+			parent->children[i].io = *io;
 }
 
 /* A child still there (alive, or a zombie no one reaped) is that child,
@@ -473,6 +498,34 @@ static void own_io(struct proc_table *pt, struct process *p, struct proc_io *io)
 		subtract_reaped_children(pt, p, io);
 }
 
+static void set_io(struct proc_usage *u, const struct proc_io *io)
+{
+	u->rchar = io->rchar;
+	u->wchar = io->wchar;
+	u->syscr = io->syscr;
+	u->syscw = io->syscw;
+	u->read_bytes = io->read_bytes;
+	u->write_bytes = io->write_bytes;
+	u->cancelled_write_bytes = io->cancelled_write_bytes;
+}
+
+/* CPU time (exact, threads without an exit stop included) and faults. */
+static bool read_cpu(struct proc_table *pt, struct process *p,
+		     struct proc_stat *st)
+{
+	struct proc_usage *u = &p->rec.usage;
+
+	if (read_process_clock_ns(p->rec.pid, PROCESS_CLOCK_SCHED, &u->cpu_ns) <
+	    0)
+		u->cpu_ns = 0;
+	if (read_proc_stat(pt->procfd, p->rec.pid, st) < 0)
+		return false;
+	u->minflt = st->minflt;
+	u->majflt = st->majflt;
+	split_cpu_time(u, st);
+	return true;
+}
+
 /* Process-wide figures: /proc/TGID sums the threads, dead ones too. */
 static void measure_process(struct proc_table *pt, struct process *p)
 {
@@ -480,25 +533,12 @@ static void measure_process(struct proc_table *pt, struct process *p)
 	struct proc_stat st;
 	struct proc_io io;
 
-	/* Exact, and it holds threads that had no exit stop too. */
-	if (read_process_clock_ns(p->rec.pid, PROCESS_CLOCK_SCHED, &u->cpu_ns) <
-	    0)
-		u->cpu_ns = 0;
-	if (read_proc_stat(pt->procfd, p->rec.pid, &st) < 0)
+	if (!read_cpu(pt, p, &st))
 		return;
-	u->minflt = st.minflt;
-	u->majflt = st.majflt;
-	split_cpu_time(u, &st);
 	if (read_task_io(pt->procfd, p->rec.pid, 0, &io) == 0) {
 		hand_io_to_parent(pt, p, &io, st.starttime_ticks);
 		own_io(pt, p, &io);
-		u->rchar = io.rchar;
-		u->wchar = io.wchar;
-		u->syscr = io.syscr;
-		u->syscw = io.syscw;
-		u->read_bytes = io.read_bytes;
-		u->write_bytes = io.write_bytes;
-		u->cancelled_write_bytes = io.cancelled_write_bytes;
+		set_io(u, &io);
 	}
 	read_cgroup(pt, p);
 	if (read_proc_link(pt->procfd, p->view_tid, "cwd", &p->cwd) < 0)
@@ -506,6 +546,25 @@ static void measure_process(struct proc_table *pt, struct process *p)
 	if (p->rec.execs == 0)
 		read_exe_argv(pt, p, true);
 	u->measured = true;
+}
+
+/*
+ * exit_group measured p at its caller's exit stop, while its other
+ * threads may still have been finishing a call (a write the exit cut
+ * short counts when it returns): at the last one's exit stop its CPU time
+ * and I/O are read again, and the parent's copy replaced, not added to.
+ */
+static void remeasure_process(struct proc_table *pt, struct process *p)
+{
+	struct proc_stat st;
+	struct proc_io io;
+
+	if (!p->rec.usage.measured || !read_cpu(pt, p, &st) ||
+	    read_task_io(pt->procfd, p->rec.pid, 0, &io) < 0)
+		return;
+	update_parents_copy(pt, p, &io, st.starttime_ticks);
+	own_io(pt, p, &io);
+	set_io(&p->rec.usage, &io);
 }
 
 /* exit_group's number in each personality (x32's with its bit). */
@@ -559,10 +618,15 @@ bool process_exit_stop(struct proc_table *pt, struct tracee *t)
 		count_thread_io(pt, p, t);
 	if (--p->live_threads > 0 && !exit_ends_thread_group(t->tid))
 		return false;
-	/* Measured once: a second time would hand its I/O to the parent
-	 * twice. */
-	if (p->final_read)
-		return false;
+	if (p->final_read) {
+		/* Measured at exit_group's caller's end: again at the last
+		 * thread's, never handing its I/O to the parent twice. */
+		if (p->live_threads > 0)
+			return false;
+		remeasure_process(pt, p);
+		p->rec.end_us = now_realtime_us();
+		return true;
+	}
 	measure_process(pt, p);
 	p->final_read = true;
 	p->rec.end_us = now_realtime_us();

@@ -33,6 +33,7 @@ struct sc_call {
 	bool alone; /* the process's only thread at the entry stop */
 	uint16_t id; /* enum sc_id */
 	uint32_t arch; /* AUDIT_ARCH_* */
+	uint64_t nr; /* the syscall's number (orig_rax), x32's bit included */
 	bool x32; /* x86_64 arch, x32 ABI: 32-bit pointers and sizes */
 	uint64_t args[6];
 	int64_t start_us;
@@ -71,6 +72,10 @@ struct tracee {
 	int64_t last_stop_us; /* monotonic: when it last stopped */
 	struct parked *parked; /* handed to owner, which puts it back */
 	bool io_counted; /* its own I/O is in proc->threads_io */
+	/* What of it is there: read before its exit stop (exit_group's
+	 * caller counts the others at its own), it is read again at it. */
+	struct proc_io io_seen;
+	bool io_final; /* io_seen was read at its exit stop */
 	int64_t start_us, end_us; /* first seen; its exit stop (0: none) */
 };
 

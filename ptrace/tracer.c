@@ -570,11 +570,18 @@ static bool needs_scope_first(const struct tracee *t)
  * kernel may have a signal mask to put back, which PTRACE_SETSIGMASK
  * would drop): the next exit stop will do.
  */
+/* -ERESTARTSYS (512) ... -ERESTART_RESTARTBLOCK (516): the kernel's own
+ * codes for a call a signal interrupted (include/linux/errno.h). */
+static bool is_restart_code(int64_t ret)
+{
+	return ret <= -512 && ret >= -516;
+}
+
 static bool may_add_filter_at_exit(const struct tracee *t, int64_t ret)
 {
 	if (t->call.id == SC_EXECVE || t->call.id == SC_EXECVEAT)
 		return false;
-	return ret != -EINTR && !(ret <= -512 && ret >= -516);
+	return ret != -EINTR && !is_restart_code(ret);
 }
 
 /*
@@ -736,6 +743,57 @@ static void start_scope(struct tracer *tr, struct process *main)
 }
 
 /*
+ * The result a syscall left in the registers of a thread killed before
+ * its exit stop (orig_rax its number).  -ENOSYS is what the kernel puts
+ * there at the syscall's entry: killed at its entry stop, the call never
+ * ran.  A fatal signal while the call slept ends it with a restart code:
+ * nothing restarts it, so it failed with EINTR.  i386's result is 32-bit.
+ */
+static bool killed_call_result(const struct tracee *t, long *rval)
+{
+	struct user_regs_struct regs;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0 ||
+	    regs.orig_rax != t->call.nr)
+		return false;
+	*rval = t->call.arch == AUDIT_ARCH_I386 ? (long)(int32_t)regs.rax :
+						  (long)regs.rax;
+	if (*rval == -ENOSYS)
+		return false;
+	if (is_restart_code(*rval))
+		*rval = -EINTR;
+	return true;
+}
+
+/*
+ * A thread at its exit stop in the middle of a traced call (another
+ * thread's exit_group or a SIGKILL came before the call's exit stop): the
+ * call's exit is decoded from its registers, so that a write another
+ * thread's exit cut short still has its row.  No filter is added: the
+ * whole process is dying.
+ */
+static void finish_killed_call(struct tracer *tr, struct tracee *t)
+{
+	struct ptrace_syscall_info si = { .op = PTRACE_SYSCALL_INFO_EXIT };
+	struct tracee *next = NULL;
+	long rval;
+
+	if (!tr->io_on || !t->call.active)
+		return;
+	t->call.active = false;
+	si.arch = t->call.arch;
+	if (killed_call_result(t, &rval)) {
+		si.exit.rval = rval;
+		si.exit.is_error = rval < 0 && rval >= -4095;
+		next = iotrace_exit(&tr->io, t, &si);
+	} else {
+		end_call(tr, t);
+	}
+	if (next)
+		resume(next, 0);
+}
+
+/*
  * A thread's end.  Once the main process's last thread is here, a signal
  * sent to iowrap would reach only a dying process: from now on forwarded
  * ones go to the rest of the task (signals.h).  Those pending are judged
@@ -743,7 +801,10 @@ static void start_scope(struct tracer *tr, struct process *main)
  */
 static void handle_exit_stop(struct tracer *tr, struct tracee *t)
 {
-	bool last = process_exit_stop(&tr->table, t);
+	bool last;
+
+	finish_killed_call(tr, t);
+	last = process_exit_stop(&tr->table, t);
 
 	if (last && t->proc->rec.pid == tr->main_pid)
 		signals_main_ended();

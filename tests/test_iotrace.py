@@ -1715,6 +1715,37 @@ def test_a_threads_io_after_the_main_thread_ended(tmp_path, workdir):
     assert (tracing["complete"], tracing["problems"]) == (True, [])
 
 
+def test_a_write_cut_short_by_another_threads_exit(tmp_path):
+    """A thread writes 128 MiB in one call; the main thread's exit
+    (exit_group) kills it in the middle.  The write has no exit stop, yet
+    it wrote part of the file: its W row has the bytes the file got, taken
+    from the thread's registers at its exit stop.  Before, it had no row,
+    and procs.csv's wchar (read at the main thread's end) and the file's
+    size at its close left the write out."""
+    out = tmp_path / "big.out"
+    t = run_iowrap(["--level", "full", "--", helper("threadio"),
+                    "killwrite", str(out)], outdir=tmp_path / "t")
+    assert t.returncode == 0, t.stderr
+    size = out.stat().st_size
+    assert size <= 128 << 20
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    (opened,) = [r for r in rows if r["type"] == "O" and r["path"] == str(out)]
+    writes = [(r["result"], r["offset"], r["size"]) for r in rows
+              if r["type"] == "W" and r["handle"] == opened["handle"]]
+    # Killed at its entry stop (a loaded machine kept it from starting for
+    # 2 ms), the write never ran: no row.  It always ran here.
+    assert writes == ([(str(size), "0", str(128 << 20))] if size else [])
+    # The process's figures are its last thread's end's, the write's
+    # bytes in: exit_group's caller ends while the write still runs.
+    (proc,) = t.procs
+    assert int(proc["wchar"]) - int(proc["untraced_write_bytes"]) == size
+    (row,) = [r for r in csv.DictReader(open(t.dir / "files.csv"))
+              if r["paths"] == str(out)]
+    assert row["size_last_close"] == str(size)
+    tracing = t.summary["tracing"]
+    assert (tracing["complete"], tracing["problems"]) == (True, [])
+
+
 def test_exec_while_threads_are_handed_over(tmp_path):
     """Four processes each start two threads (handed to the other tracer
     thread while the main thread reads) and exec at once: an exec holds

@@ -17,6 +17,9 @@
  *                             at 0, reads 50, writes 7 bytes to
  *                             leaderexit.out (a relative path), closes
  *                             both and prints its tid
+ *   threadio killwrite FILE   a thread writes 128 MiB to FILE in one call;
+ *                             2 ms after it starts, the main thread calls
+ *                             exit (exit_group), which cuts it short
  *
  * FILE must hold at least 4096 bytes.
  */
@@ -177,6 +180,37 @@ static int leaderexit(void)
 	pthread_exit(NULL);
 }
 
+#define KILLWRITE_BYTES (128u << 20)
+
+static atomic_int writing;
+
+static void *write_big(void *arg)
+{
+	char *buf = malloc(KILLWRITE_BYTES);
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	(void)arg;
+	if (!buf || fd < 0)
+		_exit(3);
+	memset(buf, 'k', KILLWRITE_BYTES);
+	atomic_store(&writing, 1);
+	if (write(fd, buf, KILLWRITE_BYTES) < 0)
+		_exit(3);
+	return NULL;
+}
+
+static int killwrite(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, write_big, NULL) != 0)
+		return 2;
+	while (!atomic_load(&writing))
+		usleep(100);
+	usleep(2000);
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -196,7 +230,11 @@ int main(int argc, char **argv)
 		file = argv[2];
 		return leaderexit();
 	}
+	if (argc == 3 && strcmp(argv[1], "killwrite") == 0) {
+		file = argv[2];
+		return killwrite();
+	}
 	fprintf(stderr, "usage: threadio readers FILE N | exec FILE | "
-			"execrace FILE | leaderexit FILE\n");
+			"execrace FILE | leaderexit FILE | killwrite FILE\n");
 	return 2;
 }
