@@ -563,13 +563,6 @@ static bool needs_scope_first(const struct tracee *t)
 	}
 }
 
-/*
- * Whether a filter may be added at t's exit stop: not after an exec (the
- * registers are the new program's, with no syscall instruction right
- * behind them to go back to), nor at a call interrupted by a signal (the
- * kernel may have a signal mask to put back, which PTRACE_SETSIGMASK
- * would drop): the next exit stop will do.
- */
 /* -ERESTARTSYS (512) ... -ERESTART_RESTARTBLOCK (516): the kernel's own
  * codes for a call a signal interrupted (include/linux/errno.h). */
 static bool is_restart_code(int64_t ret)
@@ -577,6 +570,13 @@ static bool is_restart_code(int64_t ret)
 	return ret <= -512 && ret >= -516;
 }
 
+/*
+ * Whether a filter may be added at t's exit stop: not after an exec (the
+ * registers are the new program's, with no syscall instruction right
+ * behind them to go back to), nor at a call interrupted by a signal (the
+ * kernel may have a signal mask to put back, which PTRACE_SETSIGMASK
+ * would drop): the next exit stop will do.
+ */
 static bool may_add_filter_at_exit(const struct tracee *t, int64_t ret)
 {
 	if (t->call.id == SC_EXECVE || t->call.id == SC_EXECVEAT)
