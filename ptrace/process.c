@@ -135,6 +135,17 @@ static void add_thread(struct proc_table *pt, struct process *p,
 	pidmap_put(&pt->tracees, t->tid, t);
 }
 
+/* A new thread of a process whose viewing thread has ended (move_view
+ * found no other then) shows its descriptors from now on. */
+static void adopt_view(struct proc_table *pt, struct process *p,
+		       struct tracee *t)
+{
+	struct tracee *v = tracee_find(pt, p->view_tid);
+
+	if (!v || v->proc != p || v->exit_stopped)
+		p->view_tid = t->tid;
+}
+
 static struct tracee *tracee_add(struct proc_table *pt, pid_t tid,
 				 const struct proc_status *st)
 {
@@ -149,6 +160,7 @@ static struct tracee *tracee_add(struct proc_table *pt, pid_t tid,
 	if (!p)
 		p = process_new(pt, st->tgid, st->ppid);
 	add_thread(pt, p, t);
+	adopt_view(pt, p, t);
 	return t;
 }
 
