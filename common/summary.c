@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "summary.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -300,17 +301,65 @@ static void format_mount(struct json *j, const struct mount_stats *m)
 	json_close_object(j);
 }
 
-static void format_io(struct json *j, const struct io_summary *io)
+/* How busy a file was: bytes moved, then operations. */
+struct file_rank {
+	uint64_t bytes, ops;
+	size_t index; /* in io->files */
+};
+
+static int busier_first(const void *a, const void *b)
+{
+	const struct file_rank *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->ops != y->ops)
+		return x->ops > y->ops ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static struct file_rank rank_of(const struct io_summary *io, size_t i)
+{
+	const struct file_stats *f = iostats_file(&io->stats, io->files[i].id);
+	struct file_rank r = { .index = i };
+
+	if (f) {
+		r.bytes = f->read.bytes + f->write.bytes;
+		r.ops = f->opens + f->stats + f->read.ops + f->write.ops;
+	}
+	return r;
+}
+
+/* The max busiest files, busiest first: a task that touched 100,000
+ * files would make summary.json hundreds of MiB. */
+static void format_files(struct json *j, const struct io_summary *io,
+			 size_t max)
+{
+	struct file_rank *rank = xcalloc(io->nfiles + 1, sizeof(*rank));
+	size_t n = io->nfiles < max ? io->nfiles : max;
+
+	for (size_t i = 0; i < io->nfiles; i++)
+		rank[i] = rank_of(io, i);
+	qsort(rank, io->nfiles, sizeof(*rank), busier_first);
+	json_u64(j, "files_total", io->nfiles);
+	json_u64(j, "files_listed", n);
+	json_open_array(j, "files");
+	for (size_t i = 0; i < n; i++)
+		format_file_entry(j, &io->files[rank[i].index],
+				  iostats_file(&io->stats,
+					       io->files[rank[i].index].id));
+	json_close_array(j);
+	free(rank);
+}
+
+static void format_io(struct json *j, const struct io_summary *io,
+		      size_t files_max)
 {
 	json_open_array(j, "mounts");
 	for (size_t i = 0; i < io->nmounts; i++)
 		format_mount(j, &io->mounts[i]);
 	json_close_array(j);
-	json_open_array(j, "files");
-	for (size_t i = 0; i < io->nfiles; i++)
-		format_file_entry(j, &io->files[i],
-				  iostats_file(&io->stats, io->files[i].id));
-	json_close_array(j);
+	format_files(j, io, files_max);
 }
 
 void summary_format(struct strbuf *sb, const struct run_summary *s,
@@ -338,7 +387,7 @@ void summary_format(struct strbuf *sb, const struct run_summary *s,
 	format_host(&j, s->host);
 	format_context(&j, s->context);
 	if (s->io && s->io->enabled)
-		format_io(&j, s->io);
+		format_io(&j, s->io, s->files_left_out ? 0 : SUMMARY_FILES_MAX);
 	format_iowrap(&j, s);
 	json_close_object(&j);
 }

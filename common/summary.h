@@ -67,10 +67,16 @@ struct run_summary {
 	const struct option_value *options;
 	size_t noptions;
 	const struct io_summary *io; /* set by trace_finish */
+	/* summary.json's "files" left empty: with them it would not fit
+	 * (files.csv has every file). */
+	bool files_left_out;
 	const struct host_info *host;
 	const struct task_context *context;
 	const struct task_identity *task;
 };
+
+/* summary.json lists the busiest files only: files.csv has every one. */
+#define SUMMARY_FILES_MAX 1000
 
 /* Formats the summary; problems is a NULL-terminated list of strings. */
 void summary_format(struct strbuf *sb, const struct run_summary *s,

@@ -518,6 +518,9 @@ static void close_file(struct trace_sink *ts, struct tracefile *tf)
 			   (unsigned long long)tf->bytes_lost);
 }
 
+/* summary.json is built in memory: never larger than this. */
+#define SUMMARY_MAX_BYTES (64u << 20)
+
 static void write_summary(struct trace_sink *ts, struct run_summary *s)
 {
 	struct tracefile tf;
@@ -528,8 +531,22 @@ static void write_summary(struct trace_sink *ts, struct run_summary *s)
 		open_failed(ts, "summary.json", err);
 		return;
 	}
-	sb_init(&sb, 64u << 20);
+	sb_init(&sb, SUMMARY_MAX_BYTES);
 	summary_format(&sb, s, ts->problems);
+	if (sb.truncated && !s->files_left_out) {
+		/* Files' paths (up to 64 KiB each) made it too long. */
+		trace_problem(ts,
+			      "%s/summary.json would exceed %u MiB: its "
+			      "per-file list is left out (files.csv has "
+			      "every file)",
+			      ts->dir.path, SUMMARY_MAX_BYTES >> 20);
+		s->files_left_out = true;
+		sb_reset(&sb);
+		summary_format(&sb, s, ts->problems);
+	}
+	if (sb.truncated)
+		warnx_line("%s/summary.json is cut at %u MiB: not valid JSON",
+			   ts->dir.path, SUMMARY_MAX_BYTES >> 20);
 	tf_put(&tf, &sb);
 	sb_release(&sb);
 	err = tf_close(&tf);
