@@ -19,6 +19,8 @@ void iostats_init(struct iostats *st)
 
 void iostats_release(struct iostats *st)
 {
+	for (size_t i = 0; i < st->nfiles; i++)
+		free(st->files[i].rw);
 	free(st->files);
 	memset(st, 0, sizeof(*st));
 }
@@ -49,8 +51,6 @@ static struct file_stats *file_for(struct iostats *st, uint64_t id)
 	f = &st->files[id];
 	if (!f->used) {
 		f->used = true;
-		rw_stats_init(&f->read);
-		rw_stats_init(&f->write);
 		f->first_open_us = f->last_open_us = -1;
 		f->first_close_us = f->last_close_us = -1;
 	}
@@ -101,7 +101,7 @@ static void count_value(struct size_count *list, size_t *n, size_t max,
  * first access and backward ones as stride 0 too; they have no stride
  * here, so that 0 means consecutive only.
  */
-static void count_stride(struct file_stats *f, const struct access_seq *pos,
+static void count_stride(struct file_rw *f, const struct access_seq *pos,
 			 int64_t offset)
 {
 	if (offset < 0 || pos->last_end < 0 || offset < pos->last_end)
@@ -120,8 +120,36 @@ static void note_slowest(struct rw_stats *rw, int64_t latency, uint64_t bytes)
 	}
 }
 
+static struct file_rw *rw_of(struct file_stats *f)
+{
+	if (!f->rw) {
+		f->rw = xcalloc(1, sizeof(*f->rw));
+		rw_stats_init(&f->rw->read);
+		rw_stats_init(&f->rw->write);
+	}
+	return f->rw;
+}
+
+/* What rw_stats_init makes: a file never read or written. */
+static const struct rw_stats no_rw = {
+	.pos = ACCESS_SEQ_INIT,
+	.first_us = -1,
+	.last_us = -1,
+	.max_time_us = -1,
+};
+
+const struct rw_stats *file_reads(const struct file_stats *f)
+{
+	return f->rw ? &f->rw->read : &no_rw;
+}
+
+const struct rw_stats *file_writes(const struct file_stats *f)
+{
+	return f->rw ? &f->rw->write : &no_rw;
+}
+
 /* One read or write of ev->result bytes at ev->offset. */
-static void add_rw(struct file_stats *f, struct rw_stats *rw,
+static void add_rw(struct file_rw *f, struct rw_stats *rw,
 		   const struct io_event *ev)
 {
 	uint64_t bytes = (uint64_t)ev->result;
@@ -156,6 +184,7 @@ static void note_span(int64_t *first_us, int64_t *last_us,
 
 void iostats_add(struct iostats *st, const struct io_event *ev)
 {
+	struct file_rw *rw;
 	struct file_stats *f;
 	int64_t latency = ev->end_us - ev->start_us;
 
@@ -172,7 +201,8 @@ void iostats_add(struct iostats *st, const struct io_event *ev)
 		if (f->last_rw && f->last_rw != ev->type)
 			f->rw_switches++;
 		f->last_rw = ev->type;
-		add_rw(f, ev->type == 'R' ? &f->read : &f->write, ev);
+		rw = rw_of(f);
+		add_rw(rw, ev->type == 'R' ? &rw->read : &rw->write, ev);
 		return;
 	case 'O':
 		if (ev->result < 0)
@@ -235,13 +265,13 @@ static size_t top_values(const struct size_count *list, size_t nlist,
 size_t iostats_top_sizes(const struct file_stats *f, struct size_count *out,
 			 size_t n)
 {
-	return top_values(f->sizes, f->nsizes, out, n);
+	return f->rw ? top_values(f->rw->sizes, f->rw->nsizes, out, n) : 0;
 }
 
 size_t iostats_top_strides(const struct file_stats *f, struct size_count *out,
 			   size_t n)
 {
-	return top_values(f->strides, f->nstrides, out, n);
+	return f->rw ? top_values(f->rw->strides, f->rw->nstrides, out, n) : 0;
 }
 
 void iostats_merge_rw(struct rw_stats *dst, const struct rw_stats *src)
@@ -340,6 +370,6 @@ void io_summary_add_file(struct io_summary *io, const struct file_record *rec)
 	m->opens += f->opens;
 	m->stats += f->stats;
 	m->meta_time_us += f->meta_time_us;
-	iostats_merge_rw(&m->read, &f->read);
-	iostats_merge_rw(&m->write, &f->write);
+	iostats_merge_rw(&m->read, file_reads(f));
+	iostats_merge_rw(&m->write, file_writes(f));
 }

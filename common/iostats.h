@@ -40,21 +40,27 @@ struct size_count {
 	uint64_t size, count;
 };
 
+/* A file's reads and writes: 3 KiB, so made at its first (most files a
+ * task touches are only opened or stat'ed). */
+struct file_rw {
+	struct rw_stats read, write;
+	struct size_count sizes[IOSTATS_SIZES_TRACKED];
+	size_t nsizes;
+	/* Gaps before forward accesses, reads and writes together. */
+	struct size_count strides[IOSTATS_STRIDES_TRACKED];
+	size_t nstrides;
+};
+
 struct file_stats {
 	bool used;
 	uint64_t opens, stats, seeks, fsyncs, mmaps;
-	struct rw_stats read, write;
 	uint64_t rw_switches;
 	char last_rw; /* 'R', 'W' or 0 */
 	uint64_t meta_time_us;
 	/* Darshan's F_OPEN_START/END and F_CLOSE_START/END timestamps:
 	 * the first one's start, the last one's end; -1: none. */
 	int64_t first_open_us, last_open_us, first_close_us, last_close_us;
-	struct size_count sizes[IOSTATS_SIZES_TRACKED];
-	size_t nsizes;
-	/* Gaps before forward accesses, reads and writes together. */
-	struct size_count strides[IOSTATS_STRIDES_TRACKED];
-	size_t nstrides;
+	struct file_rw *rw; /* NULL: never read nor written */
 };
 
 struct iostats {
@@ -97,6 +103,9 @@ void io_summary_add_file(struct io_summary *io, const struct file_record *rec);
 
 /* NULL if the inode id was never seen. */
 const struct file_stats *iostats_file(const struct iostats *st, uint64_t id);
+/* Its reads' and writes' counters (empty ones if it had none). */
+const struct rw_stats *file_reads(const struct file_stats *f);
+const struct rw_stats *file_writes(const struct file_stats *f);
 /* The n most common access sizes, most common first (ties: smaller). */
 size_t iostats_top_sizes(const struct file_stats *f, struct size_count *out,
 			 size_t n);

@@ -254,8 +254,8 @@ static void format_file_entry(struct json *j, const struct file_entry *e,
 		format_file_time(j, "last_open_time_s", f->last_open_us);
 		format_file_time(j, "first_close_time_s", f->first_close_us);
 		format_file_time(j, "last_close_time_s", f->last_close_us);
-		format_rw(j, "read", &f->read);
-		format_rw(j, "write", &f->write);
+		format_rw(j, "read", file_reads(f));
+		format_rw(j, "write", file_writes(f));
 		format_top(j, "common_access_sizes", "size", top,
 			   iostats_top_sizes(f, top, 4));
 		format_top(j, "common_strides", "stride", top,
@@ -324,8 +324,10 @@ static struct file_rank rank_of(const struct io_summary *io, size_t i)
 	struct file_rank r = { .index = i };
 
 	if (f) {
-		r.bytes = f->read.bytes + f->write.bytes;
-		r.ops = f->opens + f->stats + f->read.ops + f->write.ops;
+		const struct rw_stats *rd = file_reads(f), *wr = file_writes(f);
+
+		r.bytes = rd->bytes + wr->bytes;
+		r.ops = f->opens + f->stats + rd->ops + wr->ops;
 	}
 	return r;
 }

@@ -391,57 +391,52 @@ static void add_slowest_fields(struct strbuf *sb, const struct rw_stats *rw)
 static void format_file_stats(struct strbuf *sb, const struct file_stats *f)
 {
 	static const struct file_stats none = {
-		.read = { .pos = ACCESS_SEQ_INIT,
-			  .first_us = -1,
-			  .last_us = -1,
-			  .max_time_us = -1 },
-		.write = { .pos = ACCESS_SEQ_INIT,
-			   .first_us = -1,
-			   .last_us = -1,
-			   .max_time_us = -1 },
 		.first_open_us = -1,
 		.last_open_us = -1,
 		.first_close_us = -1,
 		.last_close_us = -1,
 	};
+	const struct rw_stats *rd, *wr;
 	struct size_count top[4];
 
 	if (!f)
 		f = &none;
+	rd = file_reads(f);
+	wr = file_writes(f);
 	add_u64_field(sb, f->opens);
-	add_u64_field(sb, f->read.ops);
-	add_u64_field(sb, f->write.ops);
+	add_u64_field(sb, rd->ops);
+	add_u64_field(sb, wr->ops);
 	add_u64_field(sb, f->stats);
 	add_u64_field(sb, f->seeks);
 	add_u64_field(sb, f->fsyncs);
 	add_u64_field(sb, f->mmaps);
-	add_u64_field(sb, f->read.bytes);
-	add_u64_field(sb, f->write.bytes);
-	add_size_field(sb, f->read.pos.max_byte);
-	add_size_field(sb, f->write.pos.max_byte);
-	add_u64_field(sb, f->read.pos.consec);
-	add_u64_field(sb, f->write.pos.consec);
-	add_u64_field(sb, f->read.pos.seq);
-	add_u64_field(sb, f->write.pos.seq);
+	add_u64_field(sb, rd->bytes);
+	add_u64_field(sb, wr->bytes);
+	add_size_field(sb, rd->pos.max_byte);
+	add_size_field(sb, wr->pos.max_byte);
+	add_u64_field(sb, rd->pos.consec);
+	add_u64_field(sb, wr->pos.consec);
+	add_u64_field(sb, rd->pos.seq);
+	add_u64_field(sb, wr->pos.seq);
 	add_u64_field(sb, f->rw_switches);
 	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
-		add_u64_field(sb, f->read.size_bucket[i]);
+		add_u64_field(sb, rd->size_bucket[i]);
 	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
-		add_u64_field(sb, f->write.size_bucket[i]);
+		add_u64_field(sb, wr->size_bucket[i]);
 	add_top_fields(sb, top, iostats_top_sizes(f, top, 4));
-	add_time_field(sb, f->read.first_us);
-	add_time_field(sb, f->read.last_us);
-	add_time_field(sb, f->write.first_us);
-	add_time_field(sb, f->write.last_us);
-	add_seconds_field(sb, f->read.time_us);
-	add_seconds_field(sb, f->write.time_us);
+	add_time_field(sb, rd->first_us);
+	add_time_field(sb, rd->last_us);
+	add_time_field(sb, wr->first_us);
+	add_time_field(sb, wr->last_us);
+	add_seconds_field(sb, rd->time_us);
+	add_seconds_field(sb, wr->time_us);
 	add_seconds_field(sb, f->meta_time_us);
 	add_time_field(sb, f->first_open_us);
 	add_time_field(sb, f->last_open_us);
 	add_time_field(sb, f->first_close_us);
 	add_time_field(sb, f->last_close_us);
-	add_slowest_fields(sb, &f->read);
-	add_slowest_fields(sb, &f->write);
+	add_slowest_fields(sb, rd);
+	add_slowest_fields(sb, wr);
 	add_top_fields(sb, top, iostats_top_strides(f, top, 4));
 }
 
