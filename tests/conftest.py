@@ -4,7 +4,6 @@ import csv
 import ctypes
 import io
 import json
-import os
 import subprocess
 from pathlib import Path
 
