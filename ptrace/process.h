@@ -64,6 +64,14 @@ struct tracee {
 	int owner;
 	pid_t tracer_tid; /* TracerPid when first seen (0: unknown) */
 	bool fresh; /* not resumed yet: at its first stop */
+	/*
+	 * A new process whose first stop came before its creator's fork,
+	 * vfork or clone event (tracer.c's announce): it is kept at that
+	 * stop (held) until the event has given it its descriptors, else
+	 * its first calls would find none.
+	 */
+	bool unannounced;
+	bool held;
 	/* Parked and detached for another tracer thread, not seized yet. */
 	bool handing;
 	/* Held at its execve entry until no thread of its process is

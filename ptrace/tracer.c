@@ -66,6 +66,7 @@ struct worker {
 	struct mailbox box;
 	pthread_t thread;
 	struct tracer *tr;
+	int held; /* its tracees held for their creator's event */
 };
 
 struct tracer {
@@ -203,6 +204,8 @@ static void finish_process(struct tracer *tr, struct process *p, int status)
 	process_free(&tr->table, p);
 }
 
+static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid);
+
 static void handle_death(struct tracer *tr, pid_t tid, int status)
 {
 	struct tracee *t = tracee_find(&tr->table, tid);
@@ -217,11 +220,17 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 	/* Unknown: an untraced child reparented to us, the subreaper. */
 	if (!t)
 		return;
+	if (t->held)
+		self->held--;
 	end_call(tr, t);
 	p = tracee_drop(&tr->table, t);
 	/* The leader is reported last, once every thread is gone. */
-	if (tid == p->rec.pid)
+	if (tid == p->rec.pid) {
+		pid_t ppid = p->rec.ppid;
+
 		finish_process(tr, p, status);
+		release_orphaned(tr, tid, ppid);
+	}
 }
 
 /*
@@ -429,6 +438,38 @@ static void restore_parked(struct tracee *t)
 	t->fresh = false;
 }
 
+/* Its creator's event came: a held new process goes on from its first
+ * stop as any other does. */
+static void announce(struct tracer *tr, struct tracee *t)
+{
+	t->unannounced = false;
+	if (!t->held)
+		return;
+	t->held = false;
+	self->held--;
+	if (!hand_over(tr, t))
+		resume(t, 0);
+}
+
+/*
+ * A creator killed in its fork (SIGKILL, another thread's exit_group)
+ * never stops for the event: its held children go on when it is gone,
+ * with what is known of their descriptors.  Its children, or its
+ * siblings for clone(CLONE_PARENT).
+ */
+static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid)
+{
+	struct pidmap *m = &tr->table.tracees;
+
+	for (size_t i = 0; self->held > 0 && i <= m->mask; i++) {
+		struct tracee *t = m->slot[i].value;
+
+		if (m->slot[i].key && t->held && t->owner == self->index &&
+		    (t->proc->rec.ppid == pid || t->proc->rec.ppid == ppid))
+			announce(tr, t);
+	}
+}
+
 static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 {
 	/*
@@ -441,6 +482,11 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 		ptrace(PTRACE_LISTEN, t->tid, 0L, 0L);
 		if (t->tid == tr->main_pid)
 			follow_job_stop(sig);
+		return;
+	}
+	if (t->unannounced && t->fresh) {
+		t->held = true;
+		self->held++;
 		return;
 	}
 	if (!hand_over(tr, t))
@@ -844,6 +890,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 				iotrace_fork(t->proc, child->proc);
 				inherit_scope(tr, t, child->proc);
 			}
+			if (child)
+				announce(tr, child);
 		}
 		resume(t, 0);
 		return;
@@ -1068,11 +1116,24 @@ static void owner_from_tracer_pid(struct tracer *tr, struct tracee *t,
 			t->owner = i;
 }
 
+/*
+ * A tracee first seen at a stop of its own, not at its creator's event.
+ * A new process then waits for that event at its first stop (announce):
+ * its descriptor table, and at --level full the scope of its filter, are
+ * its creator's, and become known only there.  Both stops are queued by
+ * then, but waitpid() returns the newest tracee's first, and a creator
+ * that is a thread (or slowed down) stops for its event only after the
+ * child has run: the child's first calls found no descriptor (20 of 25
+ * random runs under load lost rows, the threadfork test's closes).
+ */
 static struct tracee *new_tracee(struct tracer *tr, pid_t tid)
 {
 	struct tracee *t = tracee_get(&tr->table, tid, 0);
+	const struct process *p = t->proc;
 
 	owner_from_tracer_pid(tr, t, t->tracer_tid);
+	t->unannounced = tr->io_on && tid == p->rec.pid && p->threads == t &&
+			 !t->next && tid != tr->main_pid;
 	return t;
 }
 
