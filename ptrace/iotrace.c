@@ -824,9 +824,11 @@ static void on_data(struct iotrace *io, struct tracee *t, char type,
 	op.ofd = o;
 	op.flags = o->flags;
 	op.offset = at_position ? o->offset : pos;
-	if (ret >= 0 && writes_at_end(t, o)) {
+	if (ret > 0 && writes_at_end(t, o)) {
 		/* It wrote at the end: where that was, the size says.  A
-		 * pwrite leaves the file position where it was. */
+		 * pwrite leaves the file position where it was.  A write of
+		 * nothing never looks for the end (generic_write_checks()
+		 * returns first): it used and leaves the position. */
 		int64_t end = fd_size(io, t, arg_fd(t, 0));
 
 		if (end >= 0)
@@ -877,8 +879,17 @@ static void on_transfer(struct iotrace *io, struct tracee *t, int in_fd,
 {
 	/* i386's sendfile (not sendfile64) takes a 32-bit off_t. */
 	bool off32 = is_i386(t) && t->call.id == SC_SENDFILE;
+	struct ofd *in = lookup_fd(io, t->proc, in_fd);
+	int64_t start = in ? in->offset : -1;
 
 	transfer_side(io, t, 'R', in_fd, in_off, size, ret, off32);
+	/*
+	 * sendfile(fd, fd, NULL, n): the kernel takes both positions before
+	 * it copies, and both are the one description's, which ends up ret
+	 * past where it was, not twice that.
+	 */
+	if (in && !in_off && !out_off && lookup_fd(io, t->proc, out_fd) == in)
+		in->offset = start;
 	transfer_side(io, t, 'W', out_fd, out_off, size, ret, off32);
 }
 

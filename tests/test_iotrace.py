@@ -1091,6 +1091,101 @@ def test_a_new_process_runs_once_its_creator_reported_it(tmp_path):
     assert [r["result"] for r in closes] == ["0"] * 1000
 
 
+def randio_truth(text):
+    """randio's lines per thread, in the order it made them."""
+    ops = collections.defaultdict(list)
+    for line in text.splitlines():
+        tid, kind, ofd, offset, size, result, file_id, path, path2 = \
+            line.split(" ")
+        ops[tid].append(dict(type=kind, ofd=ofd, offset=int(offset),
+                             size=int(size), result=int(result),
+                             file_id=file_id, path=path, path2=path2))
+    return ops
+
+
+def randio_mismatch(want, row):
+    """What of row differs from randio's line want (None: nothing)."""
+    checks = [("type", want["type"], row["type"]),
+              ("result", want["result"], int(row["result"]))]
+    if want["offset"] != -2:
+        checks.append(("offset", want["offset"], int(row["offset"])))
+    if want["type"] in "RWTA":
+        checks.append(("size", want["size"], int(row["size"])))
+    if want["path"] != "-":
+        checks.append(("path", want["path"], row["path"]))
+    if want["path2"] != "-":
+        checks.append(("path2", want["path2"], row["path2"]))
+    bad = [f"{name} {w!r} != {g!r}" for name, w, g in checks if w != g]
+    return ", ".join(bad) or None
+
+
+def randio_mismatches(stdout, trace_dir, workdir):
+    """randio's operations against io.csv, thread by thread and in order:
+    the fields its lines give, one handle per open file description and
+    back, one file per handle, and files.csv's device and inode for it."""
+    truth = randio_truth(stdout)
+    rows = list(csv.DictReader(open(trace_dir / "io.csv", newline="")))
+    files = {f["inode"]: f for f in
+             csv.DictReader(open(trace_dir / "files.csv", newline=""))}
+    inside = str(workdir) + "/"
+    handles = {r["handle"] for r in rows if r["type"] == "O"
+               and r["path"].startswith(inside) and int(r["result"]) >= 0}
+    got = collections.defaultdict(list)
+    for r in rows:
+        if r["path"].startswith(inside) or r["handle"] in handles:
+            got[r["pid"]].append(r)
+    handle_of, ofd_of, inode_of = {}, {}, {}
+    errors = []
+    for tid in sorted(set(truth) | set(got)):
+        want, have = truth.get(tid, []), got.get(tid, [])
+        if len(want) != len(have):
+            errors.append(f"thread {tid}: {len(want)} operations, "
+                          f"{len(have)} rows")
+        for i, (w, r) in enumerate(zip(want, have)):
+            where = f"thread {tid}, operation {i} ({w})"
+            bad = randio_mismatch(w, r)
+            if not bad and w["ofd"] != "0":
+                h = r["handle"]
+                if (handle_of.setdefault(w["ofd"], h) != h
+                        or ofd_of.setdefault(h, w["ofd"]) != w["ofd"]):
+                    bad = f"handle {h}, description {handle_of[w['ofd']]}"
+                elif (w["file_id"] != "-"
+                      and inode_of.setdefault(h, r["inode"]) != r["inode"]):
+                    bad = f"inode {r['inode']} != {inode_of[h]}"
+            if not bad and w["file_id"] != "-":
+                f = files.get(r["inode"], {})
+                if f"{f.get('dev')}:{f.get('ino')}" != w["file_id"]:
+                    bad = f"files.csv {f.get('dev')}:{f.get('ino')}"
+            if bad:
+                errors.append(f"{where}: {bad}")
+                break  # the rest of the thread follows from it
+    return errors
+
+
+@pytest.mark.parametrize("seed", range(1, 7))
+def test_random_operations_match_the_kernel(tmp_path, seed):
+    """randio: 300 operations drawn from a seed (every kind of read and
+    write, appends, lseek past the end, truncate, sendfile and
+    copy_file_range, fsync, fallocate, stat, rename and unlink of open
+    files, calls that fail) through descriptors that dup, dup2, fork and
+    threads share and close, every CPU busy.  It prints each one as the
+    kernel saw it (its position from /proc/self/fdinfo, where an append
+    went from the size after it, the file's device and inode): io.csv
+    must say the same, row for row.  Found: a write of nothing to an
+    O_APPEND file moved the position to the end; sendfile with one
+    description on both sides moved it twice; and a new process's first
+    calls lost their rows (test above)."""
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    with BusyCPUs():
+        t = run_iowrap(["--level", "full", "--", helper("randio"),
+                        str(seed), "300", str(workdir)],
+                       outdir=tmp_path / "t")
+    assert t.returncode == 0, t.stderr
+    assert len(t.stdout.splitlines()) > 300
+    assert randio_mismatches(t.stdout, t.dir, workdir) == []
+
+
 def test_dotdot_after_a_symlink_is_the_kernels(tmp_path):
     """link/../f, link a symlink to real/sub, is real/f to the kernel, not
     the f beside link that lexical normalisation would name (a decoy here),

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: MIT
+/*
+ * randio SEED OPS DIR: OPS file operations drawn from SEED on a few files
+ * in DIR, through descriptors that open, dup, dup2, fork and threads
+ * share, close and reuse: reads and writes of every kind (sequential,
+ * positional, vectored, preadv2/pwritev2 at the position and with
+ * RWF_APPEND, O_APPEND), lseek past the end, ftruncate and truncate,
+ * sendfile and copy_file_range with and without offsets, fsync,
+ * fallocate, fstat and stat, rename and unlink of open files, and calls
+ * that fail (a read on a write-only descriptor, copy_file_range to an
+ * O_APPEND one).
+ *
+ * It prints one line per operation, the oracle for io.csv, taken from the
+ * kernel and not from a model of it: the file position a call used is
+ * /proc/self/fdinfo/N's pos before it, or where an append put the data
+ * (the size after, less the bytes written); the file is the dev:ino of
+ * /proc/self/fd/N (paths under /proc are not traced, so these reads add
+ * no rows).  One line:
+ *   TID TYPE OFD OFFSET SIZE RESULT DEV:INO PATH PATH2
+ * OFD numbers this program's opens (dup and fork share one, as the
+ * kernel does); OFFSET -2 is "not checked" (a failed call's); DEV:INO,
+ * PATH and PATH2 are "-" where they do not apply.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NAMES 5
+#define SLOTS 8
+#define UNCHECKED (-2LL)
+
+struct slot {
+	int fd; /* -1: free */
+	long long ofd;
+	int flags; /* the open's flags */
+};
+
+static const char *dir;
+static uint64_t rng;
+static struct slot slots[SLOTS];
+static long long ofds_opened;
+static char data[70000];
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static unsigned pick(unsigned n)
+{
+	return (unsigned)(next() % n);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "randio: %s: %s\n", what, strerror(errno));
+	_exit(3);
+}
+
+/* One line in one write: the lines of a child and a thread stay whole. */
+static void emit(const char *fmt, ...)
+{
+	char line[8192];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= (int)sizeof(line) - 1)
+		die("line too long");
+	line[n++] = '\n';
+	if (write(1, line, (size_t)n) != n)
+		die("write");
+}
+
+/* Unique across the processes: a child's numbers are its own. */
+static long long new_ofd(void)
+{
+	return (long long)gettid() * 1000000 + ++ofds_opened;
+}
+
+static long long result(long long ret)
+{
+	return ret < 0 ? -errno : ret;
+}
+
+static long long fd_pos(int fd)
+{
+	char path[64], text[512];
+	ssize_t n;
+	int info;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	info = open(path, O_RDONLY | O_CLOEXEC);
+	if (info < 0)
+		die(path);
+	n = read(info, text, sizeof(text) - 1);
+	close(info);
+	if (n <= 0)
+		die("fdinfo");
+	text[n] = '\0';
+	return strtoll(text + strlen("pos:"), NULL, 10);
+}
+
+static struct stat fd_stat(int fd)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (stat(path, &st) < 0)
+		die(path);
+	return st;
+}
+
+static void file_id(int fd, char *id, size_t size)
+{
+	struct stat st = fd_stat(fd);
+
+	snprintf(id, size, "%u:%u:%llu", major(st.st_dev), minor(st.st_dev),
+		 (unsigned long long)st.st_ino);
+}
+
+/* Through /proc/self/root: a stat iowrap does not trace. */
+static void path_id(const char *path, char *id, size_t size)
+{
+	char proc_path[4200];
+	struct stat st;
+
+	snprintf(proc_path, sizeof(proc_path), "/proc/self/root%s", path);
+	if (stat(proc_path, &st) < 0)
+		snprintf(id, size, "-");
+	else
+		snprintf(id, size, "%u:%u:%llu", major(st.st_dev),
+			 minor(st.st_dev), (unsigned long long)st.st_ino);
+}
+
+static void name_of(unsigned i, char *path, size_t size)
+{
+	/* f3 and f4 live in a subdirectory, for openat through a dirfd. */
+	snprintf(path, size, "%s/%s%u", dir, i < 3 ? "" : "sub/", i);
+}
+
+static struct slot *used_slot(void)
+{
+	unsigned start = pick(SLOTS);
+
+	for (unsigned i = 0; i < SLOTS; i++) {
+		struct slot *s = &slots[(start + i) % SLOTS];
+
+		if (s->fd >= 0)
+			return s;
+	}
+	return NULL;
+}
+
+static struct slot *free_slot(void)
+{
+	for (unsigned i = 0; i < SLOTS; i++)
+		if (slots[i].fd < 0)
+			return &slots[i];
+	return NULL;
+}
+
+/* After a close or a dup2 over it, no slot names fd any more. */
+static void forget_fd(int fd)
+{
+	for (unsigned i = 0; i < SLOTS; i++)
+		if (slots[i].fd == fd)
+			slots[i].fd = -1;
+}
+
+static bool appends(const struct slot *s)
+{
+	return (s->flags & O_APPEND) != 0;
+}
+
+static void emit_data(const struct slot *s, char type, long long off,
+		      long long size, long long res)
+{
+	char id[64];
+
+	file_id(s->fd, id, sizeof(id));
+	emit("%d %c %lld %lld %lld %lld %s - -", gettid(), type, s->ofd,
+	     res < 0 ? UNCHECKED : off, size, res, id);
+}
+
+/* Where a write went: the position it used, or for an append the end
+ * (a write of nothing never looks for the end: it stays at the position). */
+static long long written_at(const struct slot *s, long long pos_before,
+			    bool append, long long res)
+{
+	if (!append || res <= 0)
+		return pos_before;
+	return (long long)fd_stat(s->fd).st_size - res;
+}
+
+static size_t some_size(void)
+{
+	static const size_t sizes[] = { 0, 1, 100, 4096, 5000, 65536 };
+
+	return sizes[pick(6)] + (pick(2) ? pick(300) : 0);
+}
+
+static void op_open(void)
+{
+	static const int modes[] = { O_RDONLY, O_WRONLY, O_RDWR };
+	struct slot *s = free_slot();
+	unsigned name = pick(NAMES);
+	char path[4096], id[64];
+	int flags = modes[pick(3)] | O_CREAT;
+	long long dir_ofd = 0;
+	int fd, dirfd = -1;
+
+	if (!s)
+		return;
+	if (pick(3) == 0)
+		flags |= O_APPEND;
+	if (pick(8) == 0)
+		flags |= O_TRUNC;
+	if (pick(4) == 0)
+		flags |= O_CLOEXEC;
+	name_of(name, path, sizeof(path));
+	if (name >= 3 && pick(2)) {
+		char sub[4096], base[16];
+
+		snprintf(sub, sizeof(sub), "%s/sub", dir);
+		dirfd = open(sub, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0)
+			die(sub);
+		dir_ofd = new_ofd();
+		emit("%d O %lld 0 0 %d - %s -", gettid(), dir_ofd, dirfd, sub);
+		snprintf(base, sizeof(base), "%u", name);
+		fd = openat(dirfd, base, flags, 0644);
+	} else {
+		fd = open(path, flags, 0644);
+	}
+	if (fd < 0)
+		die(path);
+	s->fd = fd;
+	s->ofd = new_ofd();
+	s->flags = flags;
+	file_id(fd, id, sizeof(id));
+	emit("%d O %lld %lld 0 %d %s %s -", gettid(), s->ofd, fd_pos(fd), fd,
+	     id, path);
+	if (dirfd >= 0)
+		emit("%d C %lld -1 0 %lld - - -", gettid(), dir_ofd,
+		     result(close(dirfd)));
+}
+
+static void op_close(void)
+{
+	struct slot *s = used_slot();
+
+	if (!s)
+		return;
+	emit("%d C %lld -1 0 %lld - - -", gettid(), s->ofd,
+	     result(close(s->fd)));
+	s->fd = -1;
+}
+
+/* dup, dup2 over a slot's descriptor or a free number, F_DUPFD_CLOEXEC:
+ * no row, but the new number shares the description. */
+static void op_dup(void)
+{
+	struct slot *s = used_slot(), *to = free_slot();
+	int fd;
+
+	if (!s || !to)
+		return;
+	switch (pick(3)) {
+	case 0:
+		fd = dup(s->fd);
+		break;
+	case 1: {
+		struct slot *over = used_slot();
+		int target = over && pick(2) ? over->fd : 20 + (int)pick(10);
+
+		if (target == s->fd)
+			return;
+		forget_fd(target);
+		fd = dup2(s->fd, target);
+		break;
+	}
+	default:
+		fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+		break;
+	}
+	if (fd < 0)
+		die("dup");
+	*to = *s;
+	to->fd = fd;
+}
+
+static void op_read(void)
+{
+	struct slot *s = used_slot();
+	size_t n = some_size();
+	long long pos, off, res;
+	struct iovec iov[3];
+
+	if (!s)
+		return;
+	pos = fd_pos(s->fd);
+	iov[0] = (struct iovec){ data, n / 3 };
+	iov[1] = (struct iovec){ data + n / 3, n / 3 };
+	iov[2] = (struct iovec){ data + 2 * (n / 3), n - 2 * (n / 3) };
+	switch (pick(5)) {
+	case 0:
+		off = pos;
+		res = result(read(s->fd, data, n));
+		break;
+	case 1:
+		off = pick(70000);
+		res = result(pread(s->fd, data, n, off));
+		break;
+	case 2:
+		off = pos;
+		res = result(readv(s->fd, iov, 3));
+		break;
+	case 3:
+		off = pick(70000);
+		res = result(preadv(s->fd, iov, 3, off));
+		break;
+	default:
+		off = pos;
+		res = result(preadv2(s->fd, iov, 3, -1, 0));
+		break;
+	}
+	emit_data(s, 'R', off, (long long)n, res);
+}
+
+static void op_write(void)
+{
+	struct slot *s = used_slot();
+	size_t n = some_size();
+	long long pos, off, res;
+	bool append;
+	struct iovec iov[2];
+
+	if (!s)
+		return;
+	pos = fd_pos(s->fd);
+	append = appends(s);
+	iov[0] = (struct iovec){ data, n / 2 };
+	iov[1] = (struct iovec){ data + n / 2, n - n / 2 };
+	switch (pick(6)) {
+	case 0:
+		off = pos;
+		res = result(write(s->fd, data, n));
+		break;
+	case 1: /* O_APPEND makes a pwrite append too */
+		off = pick(70000);
+		res = result(pwrite(s->fd, data, n, off));
+		break;
+	case 2:
+		off = pos;
+		res = result(writev(s->fd, iov, 2));
+		break;
+	case 3:
+		off = pick(70000);
+		res = result(pwritev(s->fd, iov, 2, off));
+		break;
+	case 4:
+		off = pos;
+		res = result(pwritev2(s->fd, iov, 2, -1, 0));
+		break;
+	default:
+		off = pick(2) ? -1 : (long long)pick(70000);
+		res = result(pwritev2(s->fd, iov, 2, off, RWF_APPEND));
+		if (off < 0)
+			off = pos;
+		append = true;
+		break;
+	}
+	emit_data(s, 'W', written_at(s, off, append, res), (long long)n, res);
+}
+
+static void op_lseek(void)
+{
+	static const int whences[] = { SEEK_SET, SEEK_CUR, SEEK_END };
+	struct slot *s = used_slot();
+	long long res;
+
+	if (!s)
+		return;
+	res = result(lseek(s->fd, (off_t)pick(80000) - (pick(3) ? 0 : 4000),
+			   whences[pick(3)]));
+	emit_data(s, 'L', res < 0 ? -1 : res, 0, res);
+}
+
+static void op_truncate(void)
+{
+	struct slot *s = used_slot();
+	long long len = pick(70000), res;
+
+	if (pick(3) == 0) {
+		char path[4096], id[64];
+
+		name_of(pick(NAMES), path, sizeof(path));
+		res = result(truncate(path, len));
+		path_id(path, id, sizeof(id));
+		emit("%d T 0 %lld %lld %lld %s %s -", gettid(), UNCHECKED, len,
+		     res, res < 0 ? "-" : id, path);
+		return;
+	}
+	if (!s)
+		return;
+	res = result(ftruncate(s->fd, len));
+	emit_data(s, 'T', UNCHECKED, len, res);
+}
+
+/* sendfile or copy_file_range from one slot's file to another's: an R on
+ * the source and a W on the destination, each at its own position. */
+static void op_transfer(void)
+{
+	struct slot *in = used_slot(), *out = used_slot();
+	size_t n = some_size();
+	long long in_pos, out_pos, in_off, out_off, res;
+	loff_t in_arg, out_arg;
+	bool cfr = pick(2), in_given = pick(2), out_given = cfr && pick(2);
+
+	if (!in || !out)
+		return;
+	in_pos = fd_pos(in->fd);
+	out_pos = fd_pos(out->fd);
+	in_arg = pick(70000);
+	out_arg = pick(70000);
+	in_off = in_given ? in_arg : in_pos;
+	out_off = out_given ? out_arg : out_pos;
+	if (cfr)
+		res = result(copy_file_range(
+			in->fd, in_given ? &in_arg : NULL, out->fd,
+			out_given ? &out_arg : NULL, n, 0));
+	else
+		res = result(sendfile(out->fd, in->fd,
+				      in_given ? &in_arg : NULL, n));
+	emit_data(in, 'R', in_off, (long long)n, res);
+	emit_data(out, 'W', written_at(out, out_off, appends(out), res),
+		  (long long)n, res);
+}
+
+static void op_sync_or_allocate(void)
+{
+	struct slot *s = used_slot();
+	long long off = pick(70000), len = 1 + pick(9000), res;
+
+	if (!s)
+		return;
+	switch (pick(3)) {
+	case 0:
+		emit_data(s, 'F', -1, 0, result(fsync(s->fd)));
+		break;
+	case 1:
+		emit_data(s, 'F', -1, 0, result(fdatasync(s->fd)));
+		break;
+	default:
+		res = result(fallocate(s->fd, 0, off, len));
+		emit_data(s, 'A', off, len, res);
+		break;
+	}
+}
+
+static void op_stat(void)
+{
+	struct slot *s = used_slot();
+	char path[4096], id[64];
+	struct stat st;
+	long long res;
+
+	if (s && pick(2)) {
+		res = result(fstat(s->fd, &st));
+		emit_data(s, 'S', UNCHECKED, 0, res);
+		return;
+	}
+	name_of(pick(NAMES), path, sizeof(path));
+	res = result(stat(path, &st));
+	path_id(path, id, sizeof(id));
+	emit("%d S 0 %lld 0 %lld %s %s -", gettid(), UNCHECKED, res,
+	     res < 0 ? "-" : id, path);
+}
+
+/* Renames and unlinks keep the open files open: their rows must stay
+ * the same file's. */
+static void op_name(void)
+{
+	char from[4096], to[4096];
+	long long res;
+
+	name_of(pick(NAMES), from, sizeof(from));
+	if (pick(3) == 0) {
+		res = result(unlink(from));
+		emit("%d U 0 %lld 0 %lld - %s -", gettid(), UNCHECKED, res,
+		     from);
+		return;
+	}
+	name_of(pick(NAMES), to, sizeof(to));
+	res = result(rename(from, to));
+	emit("%d N 0 %lld 0 %lld - %s %s", gettid(), UNCHECKED, res, from, to);
+}
+
+static void run_ops(int count);
+
+/* A child works on the descriptors it inherits, then the parent goes on
+ * with the positions it left. */
+static void op_fork(void)
+{
+	pid_t pid;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		rng ^= 0x9e3779b97f4a7c15ull;
+		run_ops(1 + (int)pick(12));
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid");
+	if (status != 0) {
+		fprintf(stderr, "randio: a child ended with status %#x\n",
+			status);
+		_exit(3);
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	run_ops(1 + (int)pick(12));
+	return NULL;
+}
+
+/* A thread shares the table: its closes and opens are the process's. */
+static void op_thread(void)
+{
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, thread_main, NULL) != 0 ||
+	    pthread_join(th, NULL) != 0)
+		die("thread");
+}
+
+static void run_ops(int count)
+{
+	static void (*const ops[])(void) = {
+		op_open,     op_open,	  op_close,
+		op_dup,	     op_read,	  op_read,
+		op_read,     op_write,	  op_write,
+		op_write,    op_lseek,	  op_truncate,
+		op_transfer, op_transfer, op_sync_or_allocate,
+		op_stat,     op_name,	  op_fork,
+		op_thread,
+	};
+
+	for (int i = 0; i < count; i++)
+		ops[pick(sizeof(ops) / sizeof(ops[0]))]();
+}
+
+int main(int argc, char **argv)
+{
+	char sub[4096];
+
+	if (argc != 4)
+		return 2;
+	rng = strtoull(argv[1], NULL, 10) * 2654435761ull + 1;
+	dir = argv[3];
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	if (mkdir(sub, 0755) < 0)
+		die(sub);
+	emit("%d D 0 -2 0 0 - %s -", gettid(), sub);
+	for (unsigned i = 0; i < sizeof(data); i++)
+		data[i] = (char)('a' + i % 26);
+	for (unsigned i = 0; i < SLOTS; i++)
+		slots[i].fd = -1;
+	run_ops(atoi(argv[2]));
+	return 0;
+}
