@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
  * randio SEED OPS DIR: OPS file operations drawn from SEED on a few files
- * in DIR, through descriptors that open, dup, dup2, fork and threads
- * share, close and reuse: reads and writes of every kind (sequential,
- * positional, vectored, preadv2/pwritev2 at the position and with
- * RWF_APPEND, O_APPEND), lseek past the end, ftruncate and truncate,
- * sendfile and copy_file_range with and without offsets, fsync,
- * fallocate, fstat and stat, rename and unlink of open files, and calls
- * that fail (a read on a write-only descriptor, copy_file_range to an
- * O_APPEND one).
+ * in DIR and DIR/sub, through descriptors that open, dup, dup2, dup3,
+ * fork and threads share, close, close_range and reuse: reads and writes
+ * of every kind (sequential, positional, vectored, preadv2/pwritev2 at the
+ * position and with RWF_APPEND, O_APPEND), lseek past the end, ftruncate
+ * and truncate, sendfile and copy_file_range with and without offsets,
+ * fsync, fallocate, mmap, fstat and stat, rename and unlink of open files,
+ * and calls that fail (a read on a write-only descriptor, copy_file_range
+ * to an O_APPEND one).  Paths are absolute, relative to a cwd that chdir
+ * and fchdir move, through "..", or relative to a directory descriptor.
+ * Built for x86_64 and i386 (randio32: _llseek, pread64's split offsets,
+ * 32-bit iovecs, sendfile's 32-bit off_t, mmap2).
  *
  * It prints one line per operation, the oracle for io.csv, taken from the
  * kernel and not from a model of it: the file position a call used is
  * /proc/self/fdinfo/N's pos before it, or where an append put the data
  * (the size after, less the bytes written); the file is the dev:ino of
- * /proc/self/fd/N (paths under /proc are not traced, so these reads add
- * no rows).  One line:
+ * /proc/self/fd/N, an open's path that link's target (paths under /proc
+ * are not traced, so these reads add no rows).  One line:
  *   TID TYPE OFD OFFSET SIZE RESULT DEV:INO PATH PATH2
  * OFD numbers this program's opens (dup and fork share one, as the
  * kernel does); OFFSET -2 is "not checked" (a failed call's); DEV:INO,
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -120,43 +124,105 @@ static long long fd_pos(int fd)
 	return strtoll(text + strlen("pos:"), NULL, 10);
 }
 
-static struct stat fd_stat(int fd)
+static struct stat64 proc_stat(const char *path)
 {
-	char path[64];
-	struct stat st;
+	struct stat64 st;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (stat(path, &st) < 0)
+	if (stat64(path, &st) < 0)
 		die(path);
 	return st;
 }
 
+static struct stat64 fd_stat(int fd)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return proc_stat(path);
+}
+
+static void format_id(const struct stat64 *st, char *id, size_t size)
+{
+	snprintf(id, size, "%u:%u:%llu", major(st->st_dev), minor(st->st_dev),
+		 (unsigned long long)st->st_ino);
+}
+
 static void file_id(int fd, char *id, size_t size)
 {
-	struct stat st = fd_stat(fd);
+	struct stat64 st = fd_stat(fd);
 
-	snprintf(id, size, "%u:%u:%llu", major(st.st_dev), minor(st.st_dev),
-		 (unsigned long long)st.st_ino);
+	format_id(&st, id, size);
 }
 
 /* Through /proc/self/root: a stat iowrap does not trace. */
 static void path_id(const char *path, char *id, size_t size)
 {
 	char proc_path[4200];
-	struct stat st;
+	struct stat64 st;
 
 	snprintf(proc_path, sizeof(proc_path), "/proc/self/root%s", path);
-	if (stat(proc_path, &st) < 0)
+	if (stat64(proc_path, &st) < 0)
 		snprintf(id, size, "-");
 	else
-		snprintf(id, size, "%u:%u:%llu", major(st.st_dev),
-			 minor(st.st_dev), (unsigned long long)st.st_ino);
+		format_id(&st, id, size);
+}
+
+/* The kernel's name for what fd is open on. */
+static void fd_path(int fd, char *path, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, size - 1);
+	if (n < 0)
+		die(link);
+	path[n] = '\0';
 }
 
 static void name_of(unsigned i, char *path, size_t size)
 {
-	/* f3 and f4 live in a subdirectory, for openat through a dirfd. */
+	/* 3 and 4 live in a subdirectory. */
 	snprintf(path, size, "%s/%s%u", dir, i < 3 ? "" : "sub/", i);
+}
+
+/* Where the cwd is: elsewhere (at the start), DIR or DIR/sub. */
+enum { CWD_ELSEWHERE, CWD_DIR, CWD_SUB };
+static int cwd_at;
+
+/*
+ * File i's name as the call gets it, in one of the ways a task names
+ * files: absolute, relative to the cwd, or through ".."; abs gets its
+ * absolute path, what io.csv must say.
+ */
+static void some_path(unsigned i, char *given, char *abs, size_t size)
+{
+	bool in_sub = i >= 3;
+
+	name_of(i, abs, size);
+	switch (cwd_at == CWD_ELSEWHERE ? 0 : pick(3)) {
+	case 0:
+		if (pick(2))
+			snprintf(given, size, "%s", abs);
+		else
+			snprintf(given, size, "%s/sub/../%s%u", dir,
+				 in_sub ? "sub/" : "", i);
+		break;
+	case 1:
+		if (cwd_at == CWD_DIR)
+			snprintf(given, size, "%s%u", in_sub ? "sub/" : "", i);
+		else
+			snprintf(given, size, "%s%u", in_sub ? "" : "../", i);
+		break;
+	default:
+		if (cwd_at == CWD_DIR)
+			snprintf(given, size, "sub/../%s%u",
+				 in_sub ? "sub/" : "", i);
+		else
+			snprintf(given, size, "../%s%u", in_sub ? "sub/" : "",
+				 i);
+		break;
+	}
 }
 
 static struct slot *used_slot(void)
@@ -220,12 +286,32 @@ static size_t some_size(void)
 	return sizes[pick(6)] + (pick(2) ? pick(300) : 0);
 }
 
+/* An O_PATH descriptor of DIR or DIR/sub, with its row. */
+static int open_dir(bool sub, long long *ofd)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s%s", dir, sub ? "/sub" : "");
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		die(path);
+	*ofd = new_ofd();
+	emit("%d O %lld 0 0 %d - %s -", gettid(), *ofd, fd, path);
+	return fd;
+}
+
+static void close_dir(int fd, long long ofd)
+{
+	emit("%d C %lld -1 0 %lld - - -", gettid(), ofd, result(close(fd)));
+}
+
 static void op_open(void)
 {
 	static const int modes[] = { O_RDONLY, O_WRONLY, O_RDWR };
 	struct slot *s = free_slot();
 	unsigned name = pick(NAMES);
-	char path[4096], id[64];
+	char given[4096], abs[4096], id[64];
 	int flags = modes[pick(3)] | O_CREAT;
 	long long dir_ofd = 0;
 	int fd, dirfd = -1;
@@ -238,32 +324,67 @@ static void op_open(void)
 		flags |= O_TRUNC;
 	if (pick(4) == 0)
 		flags |= O_CLOEXEC;
-	name_of(name, path, sizeof(path));
-	if (name >= 3 && pick(2)) {
-		char sub[4096], base[16];
+	if (pick(3) == 0) {
+		/* Relative to a directory descriptor, maybe through "..". */
+		static const char *const forms[2][2][2] = {
+			/* from DIR: a file in DIR, in DIR/sub */
+			{ { "%u", "sub/../%u" },
+			  { "sub/%u", "sub/../sub/%u" } },
+			/* from DIR/sub */
+			{ { "../%u", "../sub/../%u" }, { "%u", "../sub/%u" } },
+		};
+		bool from_sub = pick(2);
 
-		snprintf(sub, sizeof(sub), "%s/sub", dir);
-		dirfd = open(sub, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dirfd < 0)
-			die(sub);
-		dir_ofd = new_ofd();
-		emit("%d O %lld 0 0 %d - %s -", gettid(), dir_ofd, dirfd, sub);
-		snprintf(base, sizeof(base), "%u", name);
-		fd = openat(dirfd, base, flags, 0644);
+		dirfd = open_dir(from_sub, &dir_ofd);
+		snprintf(given, sizeof(given),
+			 forms[from_sub][name >= 3][pick(2)], name);
+		fd = openat(dirfd, given, flags, 0644);
 	} else {
-		fd = open(path, flags, 0644);
+		some_path(name, given, abs, sizeof(given));
+		fd = open(given, flags, 0644);
 	}
 	if (fd < 0)
-		die(path);
+		die(given);
 	s->fd = fd;
 	s->ofd = new_ofd();
 	s->flags = flags;
 	file_id(fd, id, sizeof(id));
+	fd_path(fd, abs, sizeof(abs));
 	emit("%d O %lld %lld 0 %d %s %s -", gettid(), s->ofd, fd_pos(fd), fd,
-	     id, path);
+	     id, abs);
 	if (dirfd >= 0)
-		emit("%d C %lld -1 0 %lld - - -", gettid(), dir_ofd,
-		     result(close(dirfd)));
+		close_dir(dirfd, dir_ofd);
+}
+
+/* chdir to DIR or DIR/sub by name, by "..", or fchdir to a descriptor. */
+static void op_chdir(void)
+{
+	bool to_sub = pick(2);
+	char path[4096];
+	long long ofd;
+	int fd;
+
+	switch (pick(3)) {
+	case 0:
+		snprintf(path, sizeof(path), "%s%s", dir, to_sub ? "/sub" : "");
+		if (chdir(path) < 0)
+			die(path);
+		break;
+	case 1:
+		if (cwd_at != CWD_SUB)
+			return;
+		if (chdir("..") < 0)
+			die("..");
+		to_sub = false;
+		break;
+	default:
+		fd = open_dir(to_sub, &ofd);
+		if (fchdir(fd) < 0)
+			die("fchdir");
+		close_dir(fd, ofd);
+		break;
+	}
+	cwd_at = to_sub ? CWD_SUB : CWD_DIR;
 }
 
 static void op_close(void)
@@ -275,6 +396,41 @@ static void op_close(void)
 	emit("%d C %lld -1 0 %lld - - -", gettid(), s->ofd,
 	     result(close(s->fd)));
 	s->fd = -1;
+}
+
+/* close_range over a few numbers: a C row for each one open, lowest
+ * first. */
+static void op_close_range(void)
+{
+	unsigned first = 3 + pick(8), last = first + pick(24);
+	long long res = result(syscall(SYS_close_range, first, last, 0));
+
+	for (unsigned fd = first; fd <= last; fd++) {
+		for (unsigned i = 0; i < SLOTS; i++) {
+			if (slots[i].fd != (int)fd)
+				continue;
+			emit("%d C %lld -1 0 %lld - - -", gettid(),
+			     slots[i].ofd, res);
+			slots[i].fd = -1;
+		}
+	}
+}
+
+static void op_mmap(void)
+{
+	struct slot *s = used_slot();
+	size_t len = pick(20000);
+	long long off = (long long)pick(8) * 4096, res;
+	void *addr;
+
+	if (!s)
+		return;
+	addr = mmap(NULL, len, PROT_READ, pick(2) ? MAP_SHARED : MAP_PRIVATE,
+		    s->fd, (off_t)off);
+	res = addr == MAP_FAILED ? -errno : (long long)(uintptr_t)addr;
+	if (addr != MAP_FAILED)
+		munmap(addr, len);
+	emit_data(s, 'M', off, (long long)len, res);
 }
 
 /* dup, dup2 over a slot's descriptor or a free number, F_DUPFD_CLOEXEC:
@@ -297,7 +453,8 @@ static void op_dup(void)
 		if (target == s->fd)
 			return;
 		forget_fd(target);
-		fd = dup2(s->fd, target);
+		fd = pick(2) ? dup2(s->fd, target) :
+			       dup3(s->fd, target, O_CLOEXEC);
 		break;
 	}
 	default:
@@ -413,10 +570,10 @@ static void op_truncate(void)
 	long long len = pick(70000), res;
 
 	if (pick(3) == 0) {
-		char path[4096], id[64];
+		char given[4096], path[4096], id[64];
 
-		name_of(pick(NAMES), path, sizeof(path));
-		res = result(truncate(path, len));
+		some_path(pick(NAMES), given, path, sizeof(path));
+		res = result(truncate(given, len));
 		path_id(path, id, sizeof(id));
 		emit("%d T 0 %lld %lld %lld %s %s -", gettid(), UNCHECKED, len,
 		     res, res < 0 ? "-" : id, path);
@@ -450,9 +607,12 @@ static void op_transfer(void)
 		res = result(copy_file_range(
 			in->fd, in_given ? &in_arg : NULL, out->fd,
 			out_given ? &out_arg : NULL, n, 0));
-	else
-		res = result(sendfile(out->fd, in->fd,
-				      in_given ? &in_arg : NULL, n));
+	else {
+		off_t off = (off_t)in_arg; /* 32 bits on i386: sendfile */
+
+		res = result(
+			sendfile(out->fd, in->fd, in_given ? &off : NULL, n));
+	}
 	emit_data(in, 'R', in_off, (long long)n, res);
 	emit_data(out, 'W', written_at(out, out_off, appends(out), res),
 		  (long long)n, res);
@@ -482,7 +642,7 @@ static void op_sync_or_allocate(void)
 static void op_stat(void)
 {
 	struct slot *s = used_slot();
-	char path[4096], id[64];
+	char given[4096], path[4096], id[64];
 	struct stat st;
 	long long res;
 
@@ -491,8 +651,8 @@ static void op_stat(void)
 		emit_data(s, 'S', UNCHECKED, 0, res);
 		return;
 	}
-	name_of(pick(NAMES), path, sizeof(path));
-	res = result(stat(path, &st));
+	some_path(pick(NAMES), given, path, sizeof(path));
+	res = result(stat(given, &st));
 	path_id(path, id, sizeof(id));
 	emit("%d S 0 %lld 0 %lld %s %s -", gettid(), UNCHECKED, res,
 	     res < 0 ? "-" : id, path);
@@ -502,19 +662,20 @@ static void op_stat(void)
  * the same file's. */
 static void op_name(void)
 {
-	char from[4096], to[4096];
+	char from[4096], to[4096], from_abs[4096], to_abs[4096];
 	long long res;
 
-	name_of(pick(NAMES), from, sizeof(from));
+	some_path(pick(NAMES), from, from_abs, sizeof(from));
 	if (pick(3) == 0) {
 		res = result(unlink(from));
 		emit("%d U 0 %lld 0 %lld - %s -", gettid(), UNCHECKED, res,
-		     from);
+		     from_abs);
 		return;
 	}
-	name_of(pick(NAMES), to, sizeof(to));
+	some_path(pick(NAMES), to, to_abs, sizeof(to));
 	res = result(rename(from, to));
-	emit("%d N 0 %lld 0 %lld - %s %s", gettid(), UNCHECKED, res, from, to);
+	emit("%d N 0 %lld 0 %lld - %s %s", gettid(), UNCHECKED, res, from_abs,
+	     to_abs);
 }
 
 static void run_ops(int count);
@@ -564,13 +725,12 @@ static void op_thread(void)
 static void run_ops(int count)
 {
 	static void (*const ops[])(void) = {
-		op_open,     op_open,	  op_close,
-		op_dup,	     op_read,	  op_read,
-		op_read,     op_write,	  op_write,
-		op_write,    op_lseek,	  op_truncate,
-		op_transfer, op_transfer, op_sync_or_allocate,
-		op_stat,     op_name,	  op_fork,
-		op_thread,
+		op_open,     op_open,	  op_close,    op_close_range,
+		op_dup,	     op_read,	  op_read,     op_read,
+		op_write,    op_write,	  op_write,    op_lseek,
+		op_truncate, op_transfer, op_transfer, op_sync_or_allocate,
+		op_mmap,     op_stat,	  op_name,     op_chdir,
+		op_fork,     op_thread,
 	};
 
 	for (int i = 0; i < count; i++)
