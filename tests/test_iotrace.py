@@ -1172,7 +1172,8 @@ def test_random_operations_match_the_kernel(tmp_path, program, seed):
     write, appends, lseek past the end, truncate, sendfile and
     copy_file_range, fsync, fallocate, mmap, stat, rename and unlink of
     open files, calls that fail) through descriptors that dup, dup2, dup3,
-    fork and threads share, close and close_range, on paths that are
+    fork, threads and exec share (close-on-exec ones closed), close and
+    close_range, on paths that are
     absolute, relative to a cwd that chdir and fchdir move, through "..",
     or relative to a directory descriptor; every CPU busy.  randio32 is
     the same program for i386.  It prints each operation as the kernel saw

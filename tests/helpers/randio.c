@@ -2,7 +2,8 @@
 /*
  * randio SEED OPS DIR: OPS file operations drawn from SEED on a few files
  * in DIR and DIR/sub, through descriptors that open, dup, dup2, dup3,
- * fork and threads share, close, close_range and reuse: reads and writes
+ * fork, threads and exec share (this program execs itself to go on with
+ * those not close-on-exec), close, close_range and reuse: reads and writes
  * of every kind (sequential, positional, vectored, preadv2/pwritev2 at the
  * position and with RWF_APPEND, O_APPEND), lseek past the end, ftruncate
  * and truncate, sendfile and copy_file_range with and without offsets,
@@ -51,6 +52,7 @@ struct slot {
 	int fd; /* -1: free */
 	long long ofd;
 	int flags; /* the open's flags */
+	bool cloexec; /* this descriptor's: an exec closes it */
 };
 
 static const char *dir;
@@ -348,6 +350,7 @@ static void op_open(void)
 	s->fd = fd;
 	s->ofd = new_ofd();
 	s->flags = flags;
+	s->cloexec = (flags & O_CLOEXEC) != 0;
 	file_id(fd, id, sizeof(id));
 	fd_path(fd, abs, sizeof(abs));
 	emit("%d O %lld %lld 0 %d %s %s -", gettid(), s->ofd, fd_pos(fd), fd,
@@ -442,6 +445,8 @@ static void op_dup(void)
 
 	if (!s || !to)
 		return;
+	bool cloexec = false;
+
 	switch (pick(3)) {
 	case 0:
 		fd = dup(s->fd);
@@ -453,18 +458,21 @@ static void op_dup(void)
 		if (target == s->fd)
 			return;
 		forget_fd(target);
-		fd = pick(2) ? dup2(s->fd, target) :
-			       dup3(s->fd, target, O_CLOEXEC);
+		cloexec = pick(2);
+		fd = cloexec ? dup3(s->fd, target, O_CLOEXEC) :
+			       dup2(s->fd, target);
 		break;
 	}
 	default:
 		fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+		cloexec = true;
 		break;
 	}
 	if (fd < 0)
 		die("dup");
 	*to = *s;
 	to->fd = fd;
+	to->cloexec = cloexec;
 }
 
 static void op_read(void)
@@ -680,12 +688,72 @@ static void op_name(void)
 
 static void run_ops(int count);
 
+/* A child's failure is the run's. */
+static void wait_for(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid");
+	if (status != 0) {
+		fprintf(stderr, "randio: child %d ended with status %#x\n",
+			(int)pid, status);
+		_exit(3);
+	}
+}
+
+/*
+ * A child execs this program again, which goes on with the descriptors
+ * that survive the exec (the close-on-exec ones are closed, with no row)
+ * and the cwd, from the state in its arguments: "CWD FD:OFD:FLAGS ...".
+ */
+static void op_exec(void)
+{
+	char seed[32], count[16], state[1024];
+	size_t len;
+	pid_t pid;
+
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)next());
+	snprintf(count, sizeof(count), "%u", 1 + pick(12));
+	len = (size_t)snprintf(state, sizeof(state), "%d", cwd_at);
+	for (unsigned i = 0; i < SLOTS; i++)
+		if (slots[i].fd >= 0 && !slots[i].cloexec)
+			len += (size_t)snprintf(state + len,
+						sizeof(state) - len,
+						" %d:%lld:%d", slots[i].fd,
+						slots[i].ofd, slots[i].flags);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		execl("/proc/self/exe", "randio", seed, count, dir, state,
+		      (char *)NULL);
+		die("exec");
+	}
+	wait_for(pid);
+}
+
+/* In the exec: the descriptors and cwd the state says. */
+static void take_state(const char *state)
+{
+	char *end;
+	unsigned n = 0;
+
+	cwd_at = (int)strtol(state, &end, 10);
+	while (*end == ' ' && n < SLOTS) {
+		struct slot *s = &slots[n++];
+
+		s->fd = (int)strtol(end + 1, &end, 10);
+		s->ofd = strtoll(end + 1, &end, 10);
+		s->flags = (int)strtol(end + 1, &end, 10);
+	}
+}
+
 /* A child works on the descriptors it inherits, then the parent goes on
  * with the positions it left. */
 static void op_fork(void)
 {
 	pid_t pid;
-	int status;
 
 	fflush(NULL);
 	pid = fork();
@@ -696,13 +764,7 @@ static void op_fork(void)
 		run_ops(1 + (int)pick(12));
 		_exit(0);
 	}
-	if (waitpid(pid, &status, 0) != pid)
-		die("waitpid");
-	if (status != 0) {
-		fprintf(stderr, "randio: a child ended with status %#x\n",
-			status);
-		_exit(3);
-	}
+	wait_for(pid);
 }
 
 static void *thread_main(void *arg)
@@ -730,7 +792,7 @@ static void run_ops(int count)
 		op_write,    op_write,	  op_write,    op_lseek,
 		op_truncate, op_transfer, op_transfer, op_sync_or_allocate,
 		op_mmap,     op_stat,	  op_name,     op_chdir,
-		op_fork,     op_thread,
+		op_fork,     op_thread,	  op_exec,
 	};
 
 	for (int i = 0; i < count; i++)
@@ -741,18 +803,22 @@ int main(int argc, char **argv)
 {
 	char sub[4096];
 
-	if (argc != 4)
+	if (argc != 4 && argc != 5)
 		return 2;
 	rng = strtoull(argv[1], NULL, 10) * 2654435761ull + 1;
 	dir = argv[3];
-	snprintf(sub, sizeof(sub), "%s/sub", dir);
-	if (mkdir(sub, 0755) < 0)
-		die(sub);
-	emit("%d D 0 -2 0 0 - %s -", gettid(), sub);
 	for (unsigned i = 0; i < sizeof(data); i++)
 		data[i] = (char)('a' + i % 26);
 	for (unsigned i = 0; i < SLOTS; i++)
 		slots[i].fd = -1;
+	if (argc == 5) {
+		take_state(argv[4]);
+	} else {
+		snprintf(sub, sizeof(sub), "%s/sub", dir);
+		if (mkdir(sub, 0755) < 0)
+			die(sub);
+		emit("%d D 0 -2 0 0 - %s -", gettid(), sub);
+	}
 	run_ops(atoi(argv[2]));
 	return 0;
 }
