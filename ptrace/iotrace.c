@@ -1238,6 +1238,53 @@ static uint64_t process_rchar(struct iotrace *io, struct tracee *t)
 		       0;
 }
 
+/* Whether path is the calling process's /proc/self/exe by any of its
+ * names (thread-self, its own pid or tid). */
+static bool own_exe_path(const char *path, pid_t pid, pid_t tid)
+{
+	char *end;
+	long owner;
+
+	if (strcmp(path, "/proc/self/exe") == 0 ||
+	    strcmp(path, "/proc/thread-self/exe") == 0)
+		return true;
+	if (strncmp(path, "/proc/", 6) != 0)
+		return false;
+	owner = strtol(path + 6, &end, 10);
+	if ((owner == pid || owner == tid) && strcmp(end, "/exe") == 0)
+		return true;
+	return strncmp(end, "/task/", 6) == 0 &&
+	       strtol(end + 6, &end, 10) == tid && strcmp(end, "/exe") == 0;
+}
+
+/*
+ * A program run by a name that leads anywhere (/proc/self/exe, a program
+ * re-running itself; /dev/fd/N, fexecve without execveat): the kernel's
+ * name for it, read at the entry, before the exec replaces both.  An
+ * excluded /proc or /dev name would have hidden the exec.
+ */
+static void take_exec_kernel_path(struct iotrace *io, struct tracee *t,
+				  struct strbuf *path)
+{
+	const struct process *p = t->proc;
+	int fd = own_fd_path(sb_str(path), p->rec.pid, t->tid);
+	struct strbuf kernel;
+	int got = -1;
+
+	if (fd < 0 && !own_exe_path(sb_str(path), p->rec.pid, t->tid))
+		return;
+	sb_init(&kernel, PATH_MAX);
+	if (fd >= 0)
+		got = read_fd_path(io, p->view_tid, fd, &kernel);
+	else
+		got = read_proc_link(io->procfd, p->view_tid, "exe", &kernel);
+	if (got == 0 && sb_str(&kernel)[0] == '/') {
+		sb_reset(path);
+		sb_adds(path, sb_str(&kernel));
+	}
+	sb_release(&kernel);
+}
+
 /* execve's or chdir's path, or execveat's (dirfd, path), resolved at the
  * entry. */
 static void note_entry_path(struct iotrace *io, struct tracee *t)
@@ -1249,8 +1296,11 @@ static void note_entry_path(struct iotrace *io, struct tracee *t)
 	t->call.entry_path = NULL;
 	sb_init(&path, TRACE_PATH_MAX);
 	if (path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, t->call.args[at],
-		     &path))
+		     &path)) {
+		if (t->call.id != SC_CHDIR && excluded(io, sb_str(&path)))
+			take_exec_kernel_path(io, t, &path);
 		t->call.entry_path = sb_detach(&path);
+	}
 	sb_release(&path);
 }
 

@@ -904,6 +904,13 @@ def test_no_new_privs_only_when_the_kernel_asks(tmp_path):
         shutil.rmtree(base)
 
 
+def exec_rows(t):
+    """(result, path) of each X row."""
+    return [(r["result"], r["path"])
+            for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["type"] == "X"]
+
+
 def test_exec_rows(tmp_path):
     """Each exec is an X row with the kernel's result, successful ones too:
     their path is read at the entry stop, since by the exit stop the new
@@ -913,13 +920,26 @@ def test_exec_rows(tmp_path):
                     "/nonexistent/prog; /usr/bin/true; exec /bin/true"],
                    outdir=tmp_path / "t")
     assert t.returncode == 0, t.stderr
-    rows = [(r["result"], r["path"])
-            for r in csv.DictReader(open(t.dir / "io.csv"))
-            if r["type"] == "X"]
+    rows = exec_rows(t)
     assert len(rows) == 4, rows
     assert rows[0][0] == "0" and rows[0][1].endswith("/sh")
     assert rows[1:] == [("-2", "/nonexistent/prog"), ("0", "/usr/bin/true"),
                         ("0", "/bin/true")]
+
+
+def test_exec_by_a_name_under_proc_or_dev(tmp_path):
+    """A program that runs itself again through /proc/self/exe, or one
+    run through /dev/fd/N (fexecve without execveat): the X row names the
+    program as the kernel does (its exe link, the descriptor's file), read
+    at the entry.  The /proc or /dev name was excluded: no row at all."""
+    t = run_iowrap(["--level", "files", "--", "/bin/sh", "-c",
+                    'exec /proc/self/exe -c "exec /dev/fd/3 3</bin/true"'],
+                   outdir=tmp_path / "t")
+    assert t.returncode == 0, t.stderr
+    rows = exec_rows(t)
+    sh = os.path.realpath("/bin/sh")
+    assert rows == [("0", "/bin/sh"), ("0", sh),
+                    ("0", os.path.realpath("/bin/true"))]
 
 
 def test_inherited_descriptor_offsets(tmp_path):
