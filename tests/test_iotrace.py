@@ -1115,6 +1115,8 @@ def randio_truth(text):
     """randio's lines per thread, in the order it made them."""
     ops = collections.defaultdict(list)
     for line in text.splitlines():
+        if line.split(" ")[1] == "I":
+            continue
         tid, kind, ofd, offset, size, result, file_id, path, path2 = \
             line.split(" ")
         ops[tid].append(dict(type=kind, ofd=ofd, offset=int(offset),
@@ -1217,6 +1219,28 @@ def test_random_operations_match_the_kernel(tmp_path, program, seed, level):
     if level == "files":
         lines = [line for line in lines if line.split(" ")[1] in "OCSNUTMD"]
     assert randio_mismatches("\n".join(lines), t.dir, workdir) == []
+    if level == "full":
+        assert randio_untraced(t) == randio_untraced_truth(t.stdout)
+
+
+def randio_untraced(t):
+    """Per process: the bytes of its rchar and wchar io.csv has no row
+    for, less the kernel's reads at exec (procs.csv)."""
+    return {p["pid"]: (int(p["untraced_read_bytes"]) -
+                       int(p["exec_read_bytes"]),
+                       int(p["untraced_write_bytes"]))
+            for p in t.procs}
+
+
+def randio_untraced_truth(stdout):
+    """Per process: what randio read from /proc and wrote to its stdout
+    (a pipe), its last line's own bytes included."""
+    truth = {}
+    for line in stdout.splitlines():
+        pid, kind, *counts = line.split(" ")
+        if kind == "I":
+            truth[pid] = (int(counts[0]), int(counts[1]) + len(line) + 1)
+    return truth
 
 
 def test_dotdot_after_a_symlink_is_the_kernels(tmp_path):

@@ -23,11 +23,15 @@
  *   TID TYPE OFD OFFSET SIZE RESULT DEV:INO PATH PATH2
  * OFD numbers this program's opens (dup and fork share one, as the
  * kernel does); OFFSET -2 is "not checked" (a failed call's); DEV:INO,
- * PATH and PATH2 are "-" where they do not apply.
+ * PATH and PATH2 are "-" where they do not apply.  Each process ends with
+ *   PID I PROC_READ_BYTES STDOUT_BYTES
+ * what it read from /proc and wrote to stdout before that line: with the
+ * kernel's reads at exec, all of its rchar and wchar that is not in io.csv.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -80,6 +84,13 @@ static void die(const char *what)
 	_exit(3);
 }
 
+/*
+ * What this process read from /proc and wrote to stdout (a pipe): the
+ * bytes of its rchar and wchar that io.csv has no row for.  Its last line
+ * says them (report_untraced).
+ */
+static unsigned long long proc_read_bytes, stdout_bytes;
+
 /* One line in one write: the lines of a child and a thread stay whole. */
 static void emit(const char *fmt, ...)
 {
@@ -95,6 +106,14 @@ static void emit(const char *fmt, ...)
 	line[n++] = '\n';
 	if (write(1, line, (size_t)n) != n)
 		die("write");
+	stdout_bytes += (unsigned long long)n;
+}
+
+/* The process's last line: PID I PROC_READ_BYTES STDOUT_BYTES, the
+ * latter without this line's own. */
+static void report_untraced(void)
+{
+	emit("%d I %llu %llu", getpid(), proc_read_bytes, stdout_bytes);
 }
 
 /* Unique across the processes: a child's numbers are its own. */
@@ -122,6 +141,7 @@ static long long fd_pos(int fd)
 	close(info);
 	if (n <= 0)
 		die("fdinfo");
+	proc_read_bytes += (unsigned long long)n;
 	text[n] = '\0';
 	return strtoll(text + strlen("pos:"), NULL, 10);
 }
@@ -761,7 +781,9 @@ static void op_fork(void)
 		die("fork");
 	if (pid == 0) {
 		rng ^= 0x9e3779b97f4a7c15ull;
+		proc_read_bytes = stdout_bytes = 0; /* a new process's */
 		run_ops(1 + (int)pick(12));
+		report_untraced();
 		_exit(0);
 	}
 	wait_for(pid);
@@ -805,6 +827,9 @@ int main(int argc, char **argv)
 
 	if (argc != 4 && argc != 5)
 		return 2;
+	/* glibc sizes its malloc arenas for threads by reading
+	 * /sys/devices/system/cpu/online: a read this program cannot count. */
+	mallopt(M_ARENA_MAX, 1);
 	rng = strtoull(argv[1], NULL, 10) * 2654435761ull + 1;
 	dir = argv[3];
 	for (unsigned i = 0; i < sizeof(data); i++)
@@ -820,5 +845,6 @@ int main(int argc, char **argv)
 		emit("%d D 0 -2 0 0 - %s -", gettid(), sub);
 	}
 	run_ops(atoi(argv[2]));
+	report_untraced();
 	return 0;
 }
