@@ -1192,11 +1192,12 @@ def randio_mismatches(stdout, trace_dir, workdir):
     ("randio", 5, "files")])
 def test_random_operations_match_the_kernel(tmp_path, program, seed, level):
     """randio: 300 operations drawn from a seed (every kind of read and
-    write, appends, lseek past the end, truncate, sendfile and
-    copy_file_range, fsync, fallocate, mmap, stat, rename and unlink of
-    open files, calls that fail) through descriptors that dup, dup2, dup3,
-    fork, threads and exec share (close-on-exec ones closed), close and
-    close_range, on paths that are
+    write, appends, O_APPEND turned on and off by F_SETFL, lseek past the
+    end, truncate, sendfile, copy_file_range and splice, fsync, fallocate,
+    mmap, stat, rename and unlink of open files, calls that fail) through
+    descriptors that dup, dup2, dup3, fork, threads and exec share
+    (close-on-exec ones closed, set by open, dup3, fcntl or ioctl), close
+    and close_range, on paths that are
     absolute, relative to a cwd that chdir and fchdir move, through "..",
     or relative to a directory descriptor; every CPU busy.  randio32 is
     the same program for i386.  It prints each operation as the kernel saw

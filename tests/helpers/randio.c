@@ -5,11 +5,12 @@
  * fork, threads and exec share (this program execs itself to go on with
  * those not close-on-exec), close, close_range and reuse: reads and writes
  * of every kind (sequential, positional, vectored, preadv2/pwritev2 at the
- * position and with RWF_APPEND, O_APPEND), lseek past the end, ftruncate
- * and truncate, sendfile and copy_file_range with and without offsets,
- * fsync, fallocate, mmap, fstat and stat, rename and unlink of open files,
- * and calls that fail (a read on a write-only descriptor, copy_file_range
- * to an O_APPEND one).  Paths are absolute, relative to a cwd that chdir
+ * position and with RWF_APPEND, O_APPEND, which F_SETFL turns on and off),
+ * lseek past the end, ftruncate and truncate, sendfile, copy_file_range
+ * and splice (through a pipe) with and without offsets, close-on-exec set
+ * and cleared by fcntl and ioctl, fsync, fallocate, mmap, fstat and stat,
+ * rename and unlink of open files, and calls that fail (a read on a
+ * write-only descriptor, copy_file_range to an O_APPEND one).  Paths are absolute, relative to a cwd that chdir
  * and fchdir move, through "..", or relative to a directory descriptor.
  * Built for x86_64 and i386 (randio32: _llseek, pread64's split offsets,
  * 32-bit iovecs, sendfile's 32-bit off_t, mmap2).
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -127,9 +129,11 @@ static long long result(long long ret)
 	return ret < 0 ? -errno : ret;
 }
 
-static long long fd_pos(int fd)
+/* /proc/self/fdinfo/N's "pos:" and "flags:" (octal) lines. */
+static void fd_info(int fd, long long *pos, int *flags)
 {
 	char path[64], text[512];
+	const char *line;
 	ssize_t n;
 	int info;
 
@@ -143,7 +147,31 @@ static long long fd_pos(int fd)
 		die("fdinfo");
 	proc_read_bytes += (unsigned long long)n;
 	text[n] = '\0';
-	return strtoll(text + strlen("pos:"), NULL, 10);
+	line = strstr(text, "flags:");
+	if (!line)
+		die("fdinfo flags");
+	*pos = strtoll(text + strlen("pos:"), NULL, 10);
+	*flags = (int)strtol(line + strlen("flags:"), NULL, 8);
+}
+
+static long long fd_pos(int fd)
+{
+	long long pos;
+	int flags;
+
+	fd_info(fd, &pos, &flags);
+	return pos;
+}
+
+/* Whether writes through fd append: the description's flag now, which
+ * F_SETFL through any descriptor of it, in any process, may have turned. */
+static bool appends(int fd)
+{
+	long long pos;
+	int flags;
+
+	fd_info(fd, &pos, &flags);
+	return (flags & O_APPEND) != 0;
 }
 
 static struct stat64 proc_stat(const char *path)
@@ -274,11 +302,6 @@ static void forget_fd(int fd)
 	for (unsigned i = 0; i < SLOTS; i++)
 		if (slots[i].fd == fd)
 			slots[i].fd = -1;
-}
-
-static bool appends(const struct slot *s)
-{
-	return (s->flags & O_APPEND) != 0;
 }
 
 static void emit_data(const struct slot *s, char type, long long off,
@@ -421,6 +444,64 @@ static void op_close(void)
 	s->fd = -1;
 }
 
+/* F_SETFL turns O_APPEND on or off for the description: for every
+ * descriptor that shares it, in every process. */
+static void op_setfl(void)
+{
+	struct slot *s = used_slot();
+
+	if (s && fcntl(s->fd, F_SETFL, appends(s->fd) ? 0 : O_APPEND) < 0)
+		die("F_SETFL");
+}
+
+/* Close-on-exec on or off for one descriptor, by ioctl or fcntl. */
+static void op_cloexec(void)
+{
+	struct slot *s = used_slot();
+	bool on = pick(2);
+	int ret;
+
+	if (!s)
+		return;
+	if (pick(2))
+		ret = ioctl(s->fd, on ? FIOCLEX : FIONCLEX);
+	else
+		ret = fcntl(s->fd, F_SETFD, on ? FD_CLOEXEC : 0);
+	if (ret < 0)
+		die("cloexec");
+	s->cloexec = on;
+}
+
+/* From one file into a pipe and from the pipe into another file, each at
+ * the position or at an offset: an R on the first, a W on the second. */
+static void op_splice(void)
+{
+	struct slot *in = used_slot(), *out = used_slot();
+	long long in_off, out_off, in_pos, out_pos, got, put;
+	loff_t in_arg = pick(70000), out_arg = pick(70000);
+	bool in_given = pick(2), out_given = pick(2);
+	size_t n = some_size();
+	int pipefd[2];
+
+	if (!in || !out)
+		return;
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		die("pipe2");
+	in_pos = fd_pos(in->fd);
+	in_off = in_given ? in_arg : in_pos;
+	got = result(splice(in->fd, in_given ? &in_arg : NULL, pipefd[1], NULL,
+			    n, 0));
+	emit_data(in, 'R', in_off, (long long)n, got);
+	out_pos = fd_pos(out->fd);
+	out_off = out_given ? out_arg : out_pos;
+	put = result(splice(pipefd[0], NULL, out->fd,
+			    out_given ? &out_arg : NULL,
+			    got > 0 ? (size_t)got : 1, SPLICE_F_NONBLOCK));
+	emit_data(out, 'W', out_off, got > 0 ? got : 1, put);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
 /* close_range over a few numbers: a C row for each one open, lowest
  * first. */
 static void op_close_range(void)
@@ -544,7 +625,7 @@ static void op_write(void)
 	if (!s)
 		return;
 	pos = fd_pos(s->fd);
-	append = appends(s);
+	append = appends(s->fd);
 	iov[0] = (struct iovec){ data, n / 2 };
 	iov[1] = (struct iovec){ data + n / 2, n - n / 2 };
 	switch (pick(6)) {
@@ -642,7 +723,7 @@ static void op_transfer(void)
 			sendfile(out->fd, in->fd, in_given ? &off : NULL, n));
 	}
 	emit_data(in, 'R', in_off, (long long)n, res);
-	emit_data(out, 'W', written_at(out, out_off, appends(out), res),
+	emit_data(out, 'W', written_at(out, out_off, appends(out->fd), res),
 		  (long long)n, res);
 }
 
@@ -814,7 +895,8 @@ static void run_ops(int count)
 		op_write,    op_write,	  op_write,    op_lseek,
 		op_truncate, op_transfer, op_transfer, op_sync_or_allocate,
 		op_mmap,     op_stat,	  op_name,     op_chdir,
-		op_fork,     op_thread,	  op_exec,
+		op_fork,     op_thread,	  op_exec,     op_setfl,
+		op_cloexec,  op_splice,
 	};
 
 	for (int i = 0; i < count; i++)
