@@ -1586,6 +1586,9 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	t->call.at_entry = true;
 	switch (t->call.id) {
 	case SC_CLOSE:
+		/* One the task had from the start and never used: the
+		 * close of a file is a row all the same. */
+		lookup_fd(io, t->proc, arg_fd(t, 0));
 		close_fd(io, t, arg_fd(t, 0));
 		break;
 	case SC_CLOSE_RANGE:

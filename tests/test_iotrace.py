@@ -967,6 +967,29 @@ def test_inherited_descriptor_offsets(tmp_path):
     assert reads == [("50", "7"), ("50", "57")]
 
 
+def test_close_of_an_inherited_descriptor_never_used(tmp_path):
+    """A file the task had open from the start and closes without using
+    it: a C row all the same, and files.csv has its size at that close
+    (the close found nothing to close: the tracer had not seen it)."""
+    data = tmp_path / "data"
+    data.write_bytes(b"x" * 123)
+    fd = os.open(data, os.O_RDONLY)
+    try:
+        t = run_iowrap(["--level", "files", "--", "python3", "-c",
+                        f"import os; os.close({fd})"],
+                       outdir=tmp_path / "t", pass_fds=(fd,),
+                       stdin=subprocess.DEVNULL)
+    finally:
+        os.close(fd)
+    assert t.returncode == 0, t.stderr
+    files = {f["inode"]: f for f in csv.DictReader(open(t.dir / "files.csv"))
+             if f["paths"] == str(data)}
+    closes = [r for r in csv.DictReader(open(t.dir / "io.csv"))
+              if r["type"] == "C" and r["inode"] in files]
+    assert [(r["result"], r["inode"]) for r in closes] == [("0", *files)]
+    assert [f["size_last_close"] for f in files.values()] == ["123"]
+
+
 def test_close_on_exec_set_by_ioctl(tmp_path):
     """ioctl FIONCLEX and FIOCLEX (Python's os.set_inheritable) change
     close-on-exec as fcntl F_SETFD does: a descriptor made inheritable
