@@ -4,7 +4,9 @@ import csv
 import ctypes
 import io
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -109,3 +111,20 @@ def chrome_events(out, *traces):
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     return json.loads(Path(out).read_text())["traceEvents"]
+
+
+class BusyCPUs:
+    """A busy loop on every CPU for the duration: the task's processes
+    wait for a CPU, as on a loaded node, and the order in which the kernel
+    reports their stops varies most."""
+
+    def __enter__(self):
+        self.loops = [subprocess.Popen(["/bin/sh", "-c", "while :; do :; done"])
+                      for _ in range(max(2, os.cpu_count() or 1))]
+        time.sleep(0.2)  # until they all spin
+        return self
+
+    def __exit__(self, *exc):
+        for loop in self.loops:
+            loop.kill()
+            loop.wait()

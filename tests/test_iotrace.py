@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FILTER_MODE, IOWRAP, helper, run_iowrap
+from conftest import FILTER_MODE, IOWRAP, BusyCPUs, helper, run_iowrap
 
 # Every test twice: with the plain filter (root's, as here) and the
 # descriptor-scoped one (under NO_NEW_PRIVS: an unprivileged user's).
@@ -1095,23 +1095,6 @@ def test_held_operations_go_on_when_the_one_before_dies(tmp_path):
     for pid in records:
         # a killed one's last write may have gone in with no exit stop
         assert got[pid] in (records[pid], records[pid][:-1])
-
-
-class BusyCPUs:
-    """A busy loop on every CPU for the duration: the task's processes
-    wait for a CPU, as on a loaded node, and the order in which the kernel
-    reports their stops varies most."""
-
-    def __enter__(self):
-        self.loops = [subprocess.Popen(["/bin/sh", "-c", "while :; do :; done"])
-                      for _ in range(max(2, os.cpu_count() or 1))]
-        time.sleep(0.2)  # until they all spin
-        return self
-
-    def __exit__(self, *exc):
-        for loop in self.loops:
-            loop.kill()
-            loop.wait()
 
 
 def test_a_new_process_runs_once_its_creator_reported_it(tmp_path):

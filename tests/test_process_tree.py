@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IOWRAP, helper, run_iowrap
+from conftest import IOWRAP, BusyCPUs, helper, run_iowrap
 
 
 def strace_processes(cmd, tmp_path):
@@ -314,3 +314,65 @@ def test_rows_are_flushed_while_the_task_runs(tmp_path):
         p.terminate()
         p.wait(timeout=30)
     assert p.returncode == 128 + 15
+
+
+def randtree_truth(stdout):
+    """pid -> what randtree's processes said of themselves."""
+    procs = {}
+    for line in stdout.splitlines():
+        pid, what, *rest = line.split(" ")
+        p = procs.setdefault(pid, {"execs": 0})
+        if what == "start":
+            p["creator"] = rest[0]
+            if rest[0] == "0":  # the task itself: iowrap's exec
+                p["execs"] += 1
+        elif what == "exec":
+            p["execs"] += 1
+        elif what == "threads":
+            p["threads"] = rest[0]
+        elif what == "end":
+            p["end"] = tuple(rest)
+    return procs
+
+
+def randtree_row(row, want):
+    """The fields of procs.csv's row that randtree's lines say."""
+    end = (("signal", row["exit_signal"]) if row["exit_signal"] else
+           ("exit", row["exit_code"]))
+    got = {"execs": row["execs"] and int(row["execs"]), "end": end,
+           "state": row["end"]}
+    if want.get("creator", "0") != "0":
+        got["creator"] = row["ppid"]
+    if "threads" in want:
+        got["threads"] = row["threads"]
+    return got
+
+
+@pytest.mark.parametrize("level", ["summary", "files", "full"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_process_trees(tmp_path, level, seed):
+    """randtree: a process tree drawn from a seed (fork, vfork and exec,
+    fork from a thread, threads, exec of itself, orphans the subreaper
+    takes, exits with codes, SIGKILL and SIGTERM), every CPU busy.  Each
+    process says what it knows of itself: who forked it, its execs, its
+    threads, how it ended.  procs.csv must have exactly those processes,
+    and say the same of each."""
+    with BusyCPUs():
+        t = run_iowrap(["--level", level, "--", helper("randtree"),
+                        str(seed), "16"], outdir=tmp_path / "t")
+    truth = randtree_truth(t.stdout)
+    assert len(truth) > 10
+    rows = {r["pid"]: r for r in t.procs}
+    assert set(rows) == set(truth)
+    for pid, want in truth.items():
+        expect = {"execs": want["execs"], "end": want["end"],
+                  "state": "exited"}
+        if want.get("creator", "0") != "0":
+            expect["creator"] = want["creator"]
+        if "threads" in want:
+            expect["threads"] = want["threads"]
+        assert (pid, randtree_row(rows[pid], want)) == (pid, expect)
+    main = [w for w in truth.values() if w["creator"] == "0"][0]
+    kind, value = main["end"]
+    assert t.returncode == (int(value) if kind == "exit" else
+                            128 + int(value))
