@@ -17,10 +17,21 @@ void iostats_init(struct iostats *st)
 	memset(st, 0, sizeof(*st));
 }
 
+static void file_rw_free(struct file_rw *rw)
+{
+	if (!rw)
+		return;
+	rw_stats_release(&rw->read);
+	rw_stats_release(&rw->write);
+	free(rw->sizes.list);
+	free(rw->strides.list);
+	free(rw);
+}
+
 void iostats_release(struct iostats *st)
 {
 	for (size_t i = 0; i < st->nfiles; i++)
-		free(st->files[i].rw);
+		file_rw_free(st->files[i].rw);
 	free(st->files);
 	memset(st, 0, sizeof(*st));
 }
@@ -32,6 +43,35 @@ void rw_stats_init(struct rw_stats *rw)
 	rw->first_us = -1;
 	rw->last_us = -1;
 	rw->max_time_us = -1;
+}
+
+void rw_stats_release(struct rw_stats *rw)
+{
+	free(rw->log2.bins);
+	rw->log2 = (struct log2_hist){ 0 };
+}
+
+/* Adds to bucket's bin, made in its place in the order if new. */
+static void log2_add(struct log2_hist *h, uint32_t bucket, uint64_t count,
+		     uint64_t time_us)
+{
+	uint32_t i = 0;
+
+	while (i < h->n && h->bins[i].bucket < bucket)
+		i++;
+	if (i == h->n || h->bins[i].bucket != bucket) {
+		if (h->n == h->alloc) {
+			h->alloc = h->alloc ? h->alloc * 2 : 2;
+			h->bins =
+				xrealloc(h->bins, h->alloc * sizeof(*h->bins));
+		}
+		memmove(&h->bins[i + 1], &h->bins[i],
+			(h->n - i) * sizeof(*h->bins));
+		h->bins[i] = (struct log2_bin){ .bucket = bucket };
+		h->n++;
+	}
+	h->bins[i].count += count;
+	h->bins[i].time_us += time_us;
 }
 
 static struct file_stats *file_for(struct iostats *st, uint64_t id)
@@ -81,18 +121,24 @@ int iostats_log2_bucket(uint64_t size)
 	return b;
 }
 
-static void count_value(struct size_count *list, size_t *n, size_t max,
-			uint64_t value)
+static void count_value(struct value_counts *vc, uint32_t max, uint64_t value)
 {
-	for (size_t i = 0; i < *n; i++) {
-		if (list[i].size == value) {
-			list[i].count++;
+	for (uint32_t i = 0; i < vc->n; i++) {
+		if (vc->list[i].size == value) {
+			vc->list[i].count++;
 			return;
 		}
 	}
 	/* Past the limit new values are not ranked (documented). */
-	if (*n < max)
-		list[(*n)++] = (struct size_count){ value, 1 };
+	if (vc->n == max)
+		return;
+	if (vc->n == vc->alloc) {
+		vc->alloc = vc->alloc ? vc->alloc * 2 : 4;
+		if (vc->alloc > max)
+			vc->alloc = max;
+		vc->list = xrealloc(vc->list, vc->alloc * sizeof(*vc->list));
+	}
+	vc->list[vc->n++] = (struct size_count){ value, 1 };
 }
 
 /*
@@ -106,7 +152,7 @@ static void count_stride(struct file_rw *f, const struct access_seq *pos,
 {
 	if (offset < 0 || pos->last_end < 0 || offset < pos->last_end)
 		return;
-	count_value(f->strides, &f->nstrides, IOSTATS_STRIDES_TRACKED,
+	count_value(&f->strides, IOSTATS_STRIDES_TRACKED,
 		    (uint64_t)(offset - pos->last_end));
 }
 
@@ -159,18 +205,17 @@ static void add_rw(struct file_rw *f, struct rw_stats *rw,
 	rw->ops++;
 	rw->bytes += bytes;
 	rw->size_bucket[iostats_size_bucket(bytes)]++;
-	rw->log2_count[lb]++;
 	if (latency < 0)
 		latency = 0;
 	rw->time_us += (uint64_t)latency;
-	rw->log2_time_us[lb] += (uint64_t)latency;
+	log2_add(&rw->log2, (uint32_t)lb, 1, (uint64_t)latency);
 	note_slowest(rw, latency, bytes);
 	if (rw->first_us < 0)
 		rw->first_us = ev->start_us;
 	rw->last_us = ev->end_us;
 	count_stride(f, &rw->pos, ev->offset);
 	access_seq_add(&rw->pos, ev->offset, bytes);
-	count_value(f->sizes, &f->nsizes, IOSTATS_SIZES_TRACKED, bytes);
+	count_value(&f->sizes, IOSTATS_SIZES_TRACKED, bytes);
 }
 
 /* The first one's start and the last one's end. */
@@ -265,13 +310,16 @@ static size_t top_values(const struct size_count *list, size_t nlist,
 size_t iostats_top_sizes(const struct file_stats *f, struct size_count *out,
 			 size_t n)
 {
-	return f->rw ? top_values(f->rw->sizes, f->rw->nsizes, out, n) : 0;
+	return f->rw ? top_values(f->rw->sizes.list, f->rw->sizes.n, out, n) :
+		       0;
 }
 
 size_t iostats_top_strides(const struct file_stats *f, struct size_count *out,
 			   size_t n)
 {
-	return f->rw ? top_values(f->rw->strides, f->rw->nstrides, out, n) : 0;
+	return f->rw ? top_values(f->rw->strides.list, f->rw->strides.n, out,
+				  n) :
+		       0;
 }
 
 void iostats_merge_rw(struct rw_stats *dst, const struct rw_stats *src)
@@ -279,10 +327,9 @@ void iostats_merge_rw(struct rw_stats *dst, const struct rw_stats *src)
 	dst->ops += src->ops;
 	dst->bytes += src->bytes;
 	dst->time_us += src->time_us;
-	for (int i = 0; i < IOSTATS_LOG2_BUCKETS; i++) {
-		dst->log2_count[i] += src->log2_count[i];
-		dst->log2_time_us[i] += src->log2_time_us[i];
-	}
+	for (uint32_t i = 0; i < src->log2.n; i++)
+		log2_add(&dst->log2, src->log2.bins[i].bucket,
+			 src->log2.bins[i].count, src->log2.bins[i].time_us);
 	for (int i = 0; i < IOSTATS_SIZE_BUCKETS; i++)
 		dst->size_bucket[i] += src->size_bucket[i];
 }
@@ -303,6 +350,8 @@ void io_summary_release(struct io_summary *io)
 	for (size_t i = 0; i < io->nmounts; i++) {
 		free(io->mounts[i].mount_point);
 		free(io->mounts[i].fstype);
+		rw_stats_release(&io->mounts[i].read);
+		rw_stats_release(&io->mounts[i].write);
 	}
 	free(io->files);
 	free(io->mounts);

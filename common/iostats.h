@@ -24,6 +24,20 @@
 /* Darshan keeps 32 distinct strides while it runs. */
 #define IOSTATS_STRIDES_TRACKED 32
 
+/* A log2 histogram's bucket that holds anything: sizes in
+ * [2^bucket, 2^(bucket+1)), bucket 0 also 0. */
+struct log2_bin {
+	uint64_t count, time_us; /* and their summed latency */
+	uint32_t bucket;
+};
+
+/* The bins in bucket order, grown as they come: a file's reads or writes
+ * fall in one to three of the 41, so a file keeps no 41-bucket arrays. */
+struct log2_hist {
+	struct log2_bin *bins;
+	uint32_t n, alloc;
+};
+
 struct rw_stats {
 	uint64_t ops, bytes;
 	struct access_seq pos;
@@ -32,23 +46,27 @@ struct rw_stats {
 	uint64_t time_us; /* summed latency */
 	int64_t max_time_us; /* the slowest one's latency; -1: none */
 	uint64_t max_time_size; /* and its bytes (the first such) */
-	uint64_t log2_count[IOSTATS_LOG2_BUCKETS];
-	uint64_t log2_time_us[IOSTATS_LOG2_BUCKETS];
+	struct log2_hist log2;
 };
 
 struct size_count {
 	uint64_t size, count;
 };
 
-/* A file's reads and writes: 3 KiB, so made at its first (most files a
- * task touches are only opened or stat'ed). */
+/* Distinct values and how often each came, in the order they first did:
+ * grown as they come (most files see one to three), up to a limit. */
+struct value_counts {
+	struct size_count *list;
+	uint32_t n, alloc;
+};
+
+/* A file's reads and writes: about 400 bytes, so made at its first (most
+ * files a task touches are only opened or stat'ed). */
 struct file_rw {
 	struct rw_stats read, write;
-	struct size_count sizes[IOSTATS_SIZES_TRACKED];
-	size_t nsizes;
+	struct value_counts sizes;
 	/* Gaps before forward accesses, reads and writes together. */
-	struct size_count strides[IOSTATS_STRIDES_TRACKED];
-	size_t nstrides;
+	struct value_counts strides;
 };
 
 struct file_stats {
@@ -115,6 +133,7 @@ size_t iostats_top_strides(const struct file_stats *f, struct size_count *out,
 /* Adds src's read and write histograms into dst's. */
 void iostats_merge_rw(struct rw_stats *dst, const struct rw_stats *src);
 void rw_stats_init(struct rw_stats *rw);
+void rw_stats_release(struct rw_stats *rw);
 int iostats_size_bucket(uint64_t size);
 int iostats_log2_bucket(uint64_t size);
 extern const char *const iostats_bucket_names[IOSTATS_SIZE_BUCKETS];

@@ -269,13 +269,13 @@ static void format_histogram(struct json *j, const char *key,
 			     const struct rw_stats *rw)
 {
 	json_open_array(j, key);
-	for (int i = 0; i < IOSTATS_LOG2_BUCKETS; i++) {
-		if (!rw->log2_count[i])
-			continue;
+	for (uint32_t i = 0; i < rw->log2.n; i++) {
+		const struct log2_bin *b = &rw->log2.bins[i];
+
 		json_open_object(j, NULL);
-		json_u64(j, "log2_size", (uint64_t)i);
-		json_u64(j, "count", rw->log2_count[i]);
-		json_double(j, "time_s", (double)rw->log2_time_us[i] / 1e6, 6);
+		json_u64(j, "log2_size", b->bucket);
+		json_u64(j, "count", b->count);
+		json_double(j, "time_s", (double)b->time_us / 1e6, 6);
 		json_close_object(j);
 	}
 	json_close_array(j);
