@@ -108,6 +108,25 @@ uint64_t file_seen(struct file_table *ft, uint64_t dev, uint64_t ino,
 	return f->id;
 }
 
+uint64_t file_unlinked_id(const struct file_table *ft, uint64_t dev,
+			  uint64_t ino)
+{
+	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^
+		     (ino * 0xc2b2ae3d27d4eb4full);
+	uint64_t newest = 0;
+
+	/* The probe chain runs through gone files too: the newest is it
+	 * (a number is free for reuse only once its inode is). */
+	for (size_t i = (size_t)(h >> 20) & ft->mask; ft->slot[i];
+	     i = (i + 1) & ft->mask) {
+		const struct file_info *f = &ft->files[ft->slot[i] - 1];
+
+		if (f->dev == dev && f->ino == ino && f->gone && f->id > newest)
+			newest = f->id;
+	}
+	return newest;
+}
+
 void file_gone(struct file_table *ft, uint64_t dev, uint64_t ino)
 {
 	size_t i = find_slot(ft, dev, ino);

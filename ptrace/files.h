@@ -47,6 +47,10 @@ void file_table_release(struct file_table *ft);
 uint64_t file_seen(struct file_table *ft, uint64_t dev, uint64_t ino,
 		   int64_t size, const char *path);
 void file_closed(struct file_table *ft, uint64_t id, int64_t size);
+/* The file that lost its last name while open (file_gone) and is dev, ino
+ * still: an open file with no link is never a new file with its number. */
+uint64_t file_unlinked_id(const struct file_table *ft, uint64_t dev,
+			  uint64_t ino);
 /* File id is known by path too (linkat gave it that name). */
 void file_add_path(struct file_table *ft, uint64_t id, const char *path);
 /* Its last link is gone: a later file with the same device and inode

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "iotrace.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -253,7 +254,12 @@ static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o,
 	if ((named_by_kernel || excluded(io, o->path)) &&
 	    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		take_kernel_path(io, pid, fd, o);
-	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+	/* Unlinked since it was opened: the file it was, if that was seen
+	 * (a descriptor first met after the unlink, sent or inherited). */
+	if (st.st_nlink == 0)
+		o->inode_id = file_unlinked_id(&io->files, (uint64_t)st.st_dev,
+					       (uint64_t)st.st_ino);
+	if (!o->inode_id && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		o->inode_id = file_seen(&io->files, (uint64_t)st.st_dev,
 					(uint64_t)st.st_ino,
 					S_ISREG(st.st_mode) ? st.st_size : -1,
@@ -668,12 +674,50 @@ static void close_fd(struct iotrace *io, struct tracee *t, int fd)
 	ofd_put(o);
 }
 
+/*
+ * The descriptors open in [first, last] that the tracer has not met yet
+ * (one received with SCM_RIGHTS, or the task's from the start): looked up
+ * now, so that their closes are rows too.  One read of /proc/PID/fd.
+ */
+static void meet_open_fds(struct iotrace *io, struct tracee *t, unsigned first,
+			  unsigned last)
+{
+	struct process *p = t->proc;
+	struct dirent *e;
+	char path[32];
+	DIR *d;
+	int dfd;
+
+	snprintf(path, sizeof(path), "%d/fd", (int)p->view_tid);
+	dfd = openat(io->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char *end;
+		unsigned long fd = strtoul(e->d_name, &end, 10);
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end ||
+		    fd < first || fd > last || fd > INT_MAX)
+			continue;
+		if (!fdtable_get(fds_of(p), (int)fd))
+			lookup_fd(io, p, (int)fd);
+	}
+	closedir(d);
+}
+
 static void on_close_range(struct iotrace *io, struct tracee *t)
 {
 	struct fdtable *fds = fds_of(t->proc);
 	unsigned first = (unsigned)t->call.args[0];
 	unsigned last = (unsigned)t->call.args[1];
 	bool cloexec_only = t->call.args[2] & 4; /* CLOSE_RANGE_CLOEXEC */
+
+	if (!cloexec_only)
+		meet_open_fds(io, t, first, last);
 
 	for (unsigned fd = first; fd <= last && (int)fd < fds->size; fd++) {
 		if (cloexec_only)
@@ -1383,6 +1427,31 @@ static void on_mmap(struct iotrace *io, struct tracee *t, int64_t ret)
  * is its last link.  After the call succeeds its number may be reused by a
  * new file (ext4 reuses it at once), which must get a new inode id.
  */
+/*
+ * A rename whose source is the target's file already (the same name by
+ * another spelling, or another link of it) does nothing, and the file
+ * keeps its name.
+ */
+static bool renames_onto_itself(struct iotrace *io, struct tracee *t,
+				const struct stat *target)
+{
+	const uint64_t *a = t->call.args;
+	bool at = t->call.id != SC_RENAME;
+	struct strbuf path;
+	struct stat st;
+	bool same;
+
+	if (t->call.id != SC_RENAME && t->call.id != SC_RENAMEAT &&
+	    t->call.id != SC_RENAMEAT2)
+		return false;
+	sb_init(&path, TRACE_PATH_MAX);
+	same = path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, a[at], &path) &&
+	       lstat(sb_str(&path), &st) == 0 && st.st_dev == target->st_dev &&
+	       st.st_ino == target->st_ino;
+	sb_release(&path);
+	return same;
+}
+
 static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 {
 	const uint64_t *a = t->call.args;
@@ -1413,7 +1482,8 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 		named = false;
 	}
 	if (named && lstat(sb_str(&path), &st) == 0 &&
-	    (st.st_nlink <= 1 || S_ISDIR(st.st_mode))) {
+	    (st.st_nlink <= 1 || S_ISDIR(st.st_mode)) &&
+	    !renames_onto_itself(io, t, &st)) {
 		t->call.doomed_dev = (uint64_t)st.st_dev;
 		t->call.doomed_ino = (uint64_t)st.st_ino;
 	}

@@ -990,6 +990,55 @@ def test_close_of_an_inherited_descriptor_never_used(tmp_path):
     assert [f["size_last_close"] for f in files.values()] == ["123"]
 
 
+def test_rename_onto_itself_keeps_the_files_id(tmp_path):
+    """rename(x, ./x), and rename(x, y) where y is another link of x, do
+    nothing: the file keeps its names and its id.  They were taken for
+    the target losing its last name, and the file's later rows, a stat
+    by either name, got a new id: one file listed twice in files.csv."""
+    t = run_python("files", "import os\n"
+                   "f = open('x', 'w'); f.write('data')\n"
+                   "os.rename('x', './x')\n"
+                   "os.link('x', 'y'); os.rename('x', 'y')\n"
+                   "os.stat('x'); os.stat('y'); f.close()\n",
+                   tmp_path, tmp_path)
+    assert t.returncode == 0, t.stderr
+    rows = [r for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["path"] in (str(tmp_path / "x"), str(tmp_path / "y"))
+            and r["type"] in "OS"]
+    # python's open fstats the file too
+    assert [r["type"] for r in rows] == ["O", "S", "S", "S"]
+    assert len({r["inode"] for r in rows}) == 1
+    files = [f for f in csv.DictReader(open(t.dir / "files.csv"))
+             if str(tmp_path / "x") in f["paths"]]
+    assert len(files) == 1
+
+
+def test_unlinked_file_received_over_a_socket_is_its_description(tmp_path):
+    """A file unlinked while open, then sent to a child (SCM_RIGHTS): the
+    child's read is on the sender's description (its handle, its file,
+    at its position).  The lookup took a file with no name for a new one
+    that had reused the number: a new file id, so no description matched
+    and the read got a handle of its own."""
+    t = run_python("full", "import os, socket\n"
+                   "f = os.open('gone', os.O_RDWR | os.O_CREAT, 0o600)\n"
+                   "os.write(f, b'0123456789'); os.lseek(f, 3, 0)\n"
+                   "os.unlink('gone')\n"
+                   "a, b = socket.socketpair()\n"
+                   "if os.fork() == 0:\n"
+                   "    msg, fds, _, _ = socket.recv_fds(b, 1, 1)\n"
+                   "    os.read(fds[0], 4); os._exit(0)\n"
+                   "socket.send_fds(a, [b'f'], [f]); os.wait()\n",
+                   tmp_path, tmp_path)
+    assert t.returncode == 0, t.stderr
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    opened, = [r for r in rows if r["type"] == "O"
+               and r["path"] == str(tmp_path / "gone")]
+    read, = [r for r in rows if r["type"] == "R" and r["size"] == "4"]
+    assert read["pid"] != opened["pid"]
+    assert (read["handle"], read["inode"], read["offset"], read["result"]) \
+        == (opened["handle"], opened["inode"], "3", "4")
+
+
 def test_close_on_exec_set_by_ioctl(tmp_path):
     """ioctl FIONCLEX and FIOCLEX (Python's os.set_inheritable) change
     close-on-exec as fcntl F_SETFD does: a descriptor made inheritable
@@ -1201,9 +1250,9 @@ def test_random_operations_match_the_kernel(tmp_path, program, seed, level):
     write, appends, O_APPEND turned on and off by F_SETFL, lseek past the
     end, truncate, sendfile, copy_file_range and splice, fsync, fallocate,
     mmap, stat, rename and unlink of open files, calls that fail) through
-    descriptors that dup, dup2, dup3, fork, threads and exec share
-    (close-on-exec ones closed, set by open, dup3, fcntl or ioctl), close
-    and close_range, on paths that are
+    descriptors that dup, dup2, dup3, fork, threads, exec and SCM_RIGHTS
+    share (close-on-exec ones closed, set by open, dup3, fcntl or ioctl),
+    close and close_range, on paths that are
     absolute, relative to a cwd that chdir and fchdir move, through "..",
     or relative to a directory descriptor; every CPU busy.  randio32 is
     the same program for i386.  It prints each operation as the kernel saw

@@ -2,8 +2,9 @@
 /*
  * randio SEED OPS DIR: OPS file operations drawn from SEED on a few files
  * in DIR and DIR/sub, through descriptors that open, dup, dup2, dup3,
- * fork, threads and exec share (this program execs itself to go on with
- * those not close-on-exec), close, close_range and reuse: reads and writes
+ * fork, threads, exec (this program execs itself to go on with those not
+ * close-on-exec) and SCM_RIGHTS to a child share, close, close_range and
+ * reuse: reads and writes
  * of every kind (sequential, positional, vectored, preadv2/pwritev2 at the
  * position and with RWF_APPEND, O_APPEND, which F_SETFL turns on and off),
  * lseek past the end, ftruncate and truncate, sendfile, copy_file_range
@@ -43,6 +44,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -870,6 +872,81 @@ static void op_fork(void)
 	wait_for(pid);
 }
 
+/* A descriptor a child receives over a socket (SCM_RIGHTS): a number of
+ * its own for the same description, learned at its recvmsg. */
+static int receive_fd(int sock, bool cloexec)
+{
+	char byte, control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = control,
+			      .msg_controllen = sizeof(control) };
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, cloexec ? MSG_CMSG_CLOEXEC : 0) != 1)
+		die("recvmsg");
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		die("SCM_RIGHTS");
+	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	return fd;
+}
+
+static void send_fd(int sock, int fd)
+{
+	char byte = 'f', control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = control,
+			      .msg_controllen = sizeof(control) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	if (sendmsg(sock, &msg, 0) != 1)
+		die("sendmsg");
+}
+
+/* A child gets one of the descriptors again over a socket and works on
+ * it (and on those it inherited) before it ends. */
+static void op_sendfd(void)
+{
+	struct slot *s = used_slot(), *to = free_slot();
+	int sock[2];
+	pid_t pid;
+
+	if (!s || !to)
+		return;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) < 0)
+		die("socketpair");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		bool cloexec = pick(2);
+
+		rng ^= 0x51ed270b27ad1ull;
+		proc_read_bytes = stdout_bytes = 0;
+		close(sock[0]);
+		*to = *s;
+		to->fd = receive_fd(sock[1], cloexec);
+		to->cloexec = cloexec;
+		close(sock[1]);
+		run_ops(1 + (int)pick(12));
+		report_untraced();
+		_exit(0);
+	}
+	send_fd(sock[0], s->fd);
+	close(sock[0]);
+	close(sock[1]);
+	wait_for(pid);
+}
+
 static void *thread_main(void *arg)
 {
 	(void)arg;
@@ -896,7 +973,7 @@ static void run_ops(int count)
 		op_truncate, op_transfer, op_transfer, op_sync_or_allocate,
 		op_mmap,     op_stat,	  op_name,     op_chdir,
 		op_fork,     op_thread,	  op_exec,     op_setfl,
-		op_cloexec,  op_splice,
+		op_cloexec,  op_splice,	  op_sendfd,
 	};
 
 	for (int i = 0; i < count; i++)
