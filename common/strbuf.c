@@ -106,16 +106,38 @@ void sb_addf(struct strbuf *sb, const char *fmt, ...)
 	free(big);
 }
 
-void sb_add_u64(struct strbuf *sb, uint64_t v)
+/* The decimal digits of v, at least width of them (zero-padded), as
+ * printf's "%0*llu" would, without its cost: these are written several
+ * times per io.csv row, while the tracee waits. */
+void sb_add_u64_padded(struct strbuf *sb, uint64_t v, unsigned width)
 {
-	char tmp[21];
+	char tmp[24];
 	size_t i = sizeof(tmp);
 
+	if (width > sizeof(tmp))
+		width = sizeof(tmp);
 	do {
 		tmp[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
+	while (sizeof(tmp) - i < width)
+		tmp[--i] = '0';
 	sb_add(sb, tmp + i, sizeof(tmp) - i);
+}
+
+void sb_add_u64(struct strbuf *sb, uint64_t v)
+{
+	sb_add_u64_padded(sb, v, 1);
+}
+
+void sb_add_hex32(struct strbuf *sb, uint32_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[10] = { '0', 'x' };
+
+	for (int i = 9; i >= 2; i--, v >>= 4)
+		tmp[i] = digits[v & 0xf];
+	sb_add(sb, tmp, sizeof(tmp));
 }
 
 void sb_add_i64(struct strbuf *sb, int64_t v)
@@ -130,13 +152,11 @@ void sb_add_i64(struct strbuf *sb, int64_t v)
 
 void sb_add_time_us(struct strbuf *sb, int64_t usec)
 {
-	char frac[8];
-
 	if (usec < 0)
 		usec = 0;
 	sb_add_u64(sb, (uint64_t)usec / 1000000);
-	snprintf(frac, sizeof(frac), ".%06u", (unsigned)(usec % 1000000));
-	sb_adds(sb, frac);
+	sb_addc(sb, '.');
+	sb_add_u64_padded(sb, (uint64_t)usec % 1000000, 6);
 }
 
 const char *sb_str(struct strbuf *sb)

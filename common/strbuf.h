@@ -31,6 +31,9 @@ void sb_adds(struct strbuf *sb, const char *s);
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void sb_add_u64(struct strbuf *sb, uint64_t v);
+void sb_add_u64_padded(struct strbuf *sb, uint64_t v, unsigned width);
+/* "0x" and eight lower-case hex digits, as printf's "0x%08x". */
+void sb_add_hex32(struct strbuf *sb, uint32_t v);
 void sb_add_i64(struct strbuf *sb, int64_t v);
 /* Seconds since the epoch with microseconds: "1714067937.744123". */
 void sb_add_time_us(struct strbuf *sb, int64_t usec);

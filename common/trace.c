@@ -244,8 +244,9 @@ static void format_usage(struct strbuf *sb, const struct proc_usage *u)
 	add_seconds_field(sb, u->utime_us);
 	add_seconds_field(sb, u->stime_us);
 	add_sep(sb);
-	sb_addf(sb, "%llu.%09llu", (unsigned long long)(u->cpu_ns / 1000000000),
-		(unsigned long long)(u->cpu_ns % 1000000000));
+	sb_add_u64(sb, u->cpu_ns / 1000000000);
+	sb_addc(sb, '.');
+	sb_add_u64_padded(sb, u->cpu_ns % 1000000000, 9);
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 		add_u64_field(sb, v[i]);
 }
@@ -335,7 +336,7 @@ static void format_io(struct strbuf *sb, const struct io_event *ev)
 	sb_add_i64(sb, ev->offset);
 	add_u64_field(sb, ev->size);
 	add_sep(sb);
-	sb_addf(sb, "0x%08x", ev->flags);
+	sb_add_hex32(sb, ev->flags);
 	add_str_field(sb, ev->path);
 	add_str_field(sb, ev->path2);
 	sb_addc(sb, '\n');

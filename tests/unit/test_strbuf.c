@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +191,41 @@ static void strbuf_i64(void)
 	sb_release(&sb);
 }
 
+/* printf is the oracle: "%0*llu" and "0x%08x" over edge and spread values. */
+static void strbuf_padded_and_hex(void)
+{
+	static const uint64_t values[] = { 0,	       1,	  9,
+					   10,	       99999,	  100000,
+					   999999,     1000000,	  123456789,
+					   UINT32_MAX, UINT64_MAX };
+	struct strbuf sb;
+	char want[64];
+	bool same = true;
+
+	sb_init(&sb, 0);
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		for (unsigned width = 0; width <= 24; width++) {
+			sb_reset(&sb);
+			sb_add_u64_padded(&sb, values[i], width);
+			snprintf(want, sizeof(want), "%0*llu", (int)width,
+				 (unsigned long long)values[i]);
+			CHECK_STR(sb_str(&sb), want);
+		}
+	}
+	for (uint64_t v = 0; v <= UINT32_MAX && same; v += 65521 * 3 + 1) {
+		sb_reset(&sb);
+		sb_add_hex32(&sb, (uint32_t)v);
+		snprintf(want, sizeof(want), "0x%08x", (unsigned)v);
+		same = strcmp(sb_str(&sb), want) == 0;
+	}
+	CHECK(same);
+	sb_reset(&sb);
+	sb_add_hex32(&sb, UINT32_MAX);
+	sb_add_hex32(&sb, 0x80042);
+	CHECK_SB(&sb, "0xffffffff0x00080042");
+	sb_release(&sb);
+}
+
 static void strbuf_time_us(void)
 {
 	static const struct {
@@ -252,6 +289,7 @@ const struct unit_test strbuf_tests[] = {
 	UNIT_TEST(strbuf_limit_exact_fit),
 	UNIT_TEST(strbuf_u64),
 	UNIT_TEST(strbuf_i64),
+	UNIT_TEST(strbuf_padded_and_hex),
 	UNIT_TEST(strbuf_time_us),
 	UNIT_TEST(strbuf_detach),
 	UNIT_END,
