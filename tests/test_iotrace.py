@@ -698,6 +698,49 @@ def test_summary_lists_the_busiest_thousand_files(tmp_path):
     assert (s["tracing"]["complete"], s["tracing"]["problems"]) == (True, [])
 
 
+def test_summary_leaves_out_its_file_list_past_64_mib(tmp_path):
+    """A summary.json past 64 MiB (every file listed, with its path) is
+    written again without the per-file list, and says so, rather than cut
+    into something that is not JSON.  Here 300 files sit 160 directories
+    deep, each name 255 bytes of \\x01, which JSON writes as \\u0001:
+    about 300 x 41 KB x 6 of paths.  files.csv still has every file."""
+    name = "\x01" * 255
+    script = ("import os\n"
+              "fd = os.open('.', os.O_RDONLY)\n"
+              "for _ in range(160):\n"
+              f"    os.mkdir({name!r}, dir_fd=fd)\n"
+              f"    sub = os.open({name!r}, os.O_RDONLY | os.O_DIRECTORY,"
+              " dir_fd=fd)\n"
+              "    os.close(fd)\n"
+              "    fd = sub\n"
+              "for i in range(300):\n"
+              "    f = os.open('f%d' % i, os.O_WRONLY | os.O_CREAT, 0o600,"
+              " dir_fd=fd)\n"
+              "    os.close(f)\n")
+    work = tmp_path / "w"
+    work.mkdir()
+    t = run_python("files", script, tmp_path, work)
+    assert t.returncode == 0, t.stderr
+    summary = t.dir / "summary.json"
+    assert summary.stat().st_size < 64 << 20
+    s = json.loads(summary.read_text())
+    msg = (f"{t.dir}/summary.json would exceed 64 MiB: its per-file list "
+           "is left out (files.csv has every file)")
+    assert s["tracing"]["problems"] == [msg]
+    assert t.stderr.splitlines() == [f"iowrap: {msg}"]
+    files = {r["inode"] for r in
+             csv.DictReader(open(t.dir / "files.csv", newline=""))}
+    deepest = "/".join([str(work)] + [name] * 160)
+    opens = [r for r in csv.DictReader(open(t.dir / "io.csv", newline=""))
+             if r["type"] == "O" and r["path"].startswith(deepest + "/")]
+    assert [r["path"] for r in opens] == \
+        [f"{deepest}/f{i}" for i in range(300)]
+    assert {r["inode"] for r in opens} <= files
+    assert (s["files_total"], s["files_listed"], s["files"]) == \
+        (len(files), 0, [])
+    assert s["mounts"] and s["tracing"]["complete"] is False
+
+
 def test_stats_are_counted_per_file(workdir, tmp_path):
     """A metadata storm: 50 stats and 20 failed ones of a file that is
     never opened are counted for that file (and the failures as S rows)."""
