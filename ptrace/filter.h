@@ -112,6 +112,8 @@ enum sc_id {
 	 * prctl(PR_SET_SECCOMP): the tracer's filters must be in before */
 	SC_SECCOMP,
 	SC_PRCTL_SECCOMP,
+	/* unshare(CLONE_FILES): a descriptor table of the caller's own */
+	SC_UNSHARE_FILES,
 	SC_COUNT,
 };
 

@@ -88,6 +88,7 @@ static const struct sc_rule rules[] = {
 	RULE(SC_ACCESS, access, LEVEL_FILES),
 	RULE(SC_FACCESSAT, faccessat, LEVEL_FILES),
 	RULE(SC_FACCESSAT2, faccessat2, LEVEL_FILES),
+	RULE(SC_UNSHARE_FILES, unshare, LEVEL_FILES),
 	RULE(SC_READ, read, LEVEL_FULL),
 	RULE(SC_WRITE, write, LEVEL_FULL),
 	RULE(SC_PREAD, pread64, LEVEL_FULL),
@@ -171,6 +172,12 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,
 					SCMP_A0(SCMP_CMP_MASKED_EQ,
 						CLONE_FILES | CLONE_THREAD,
+						CLONE_FILES));
+	case SC_UNSHARE_FILES:
+		/* Only with CLONE_FILES: a new mount or user namespace is none
+		 * of the tracer's business. */
+		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,
+					SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_FILES,
 						CLONE_FILES));
 	case SC_SECCOMP:
 		/* SECCOMP_SET_MODE_STRICT (0) or _FILTER (1); the kernel reads

@@ -74,6 +74,14 @@ void iotrace_release(struct iotrace *io)
 			"kernel reports (4095 bytes) and not known from a "
 			"chdir: their relative paths were taken from /",
 			io->cwds_unknown);
+	if (io->threads_own_fds)
+		trace_problem(
+			io->sink,
+			"%" PRIu64 " threads had a descriptor table of their "
+			"own (unshare(CLONE_FILES), or clone without "
+			"CLONE_FILES): their descriptors were taken for their "
+			"process's, so their rows may be wrong",
+			io->threads_own_fds);
 	if (io->paths_cut)
 		trace_problem(
 			io->sink,
@@ -148,6 +156,21 @@ static struct fdtable *fds_of(struct process *p)
 	if (!p->fds)
 		p->fds = fdtable_new();
 	return p->fds;
+}
+
+/* The process's table made its own: one it shared with another process
+ * (clone(CLONE_FILES)) is copied, as the kernel does at an exec or an
+ * unshare(CLONE_FILES). */
+static struct fdtable *unshare_fds(struct process *p)
+{
+	struct fdtable *fds = fds_of(p);
+
+	if (fds->refs > 1) {
+		p->fds = fdtable_copy(fds);
+		fdtable_put(fds);
+		fds = p->fds;
+	}
+	return fds;
 }
 
 /* prefix's length without trailing slashes ("/" stays 1). */
@@ -611,6 +634,13 @@ static int arg_fd(const struct tracee *t, int i)
 	return (int)(int32_t)t->call.args[i];
 }
 
+/* Whose /proc entry shows t's descriptors: its process's, or its own for
+ * a thread with a table of its own. */
+static pid_t fd_view(const struct tracee *t)
+{
+	return t->own_fds ? t->tid : t->proc->view_tid;
+}
+
 /* ---- opens and closes --------------------------------------------- */
 
 static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
@@ -635,7 +665,7 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		o->offset = 0;
 		/* An O_TMPFILE file has no name in the directory it was
 		 * made in: the kernel's, "DIR/#INO (deleted)", says so. */
-		describe_ofd(io, p->view_tid, (int)ret, o,
+		describe_ofd(io, fd_view(t), (int)ret, o,
 			     in_root || (flags & O_TMPFILE) == O_TMPFILE);
 		fdtable_set(fds_of(p), (int)ret, o, (flags & O_CLOEXEC) != 0);
 		op.ofd = o;
@@ -654,7 +684,7 @@ static int64_t fd_size(struct iotrace *io, struct tracee *t, int fd)
 {
 	struct stat st;
 
-	return fd_stat(io, t->proc->view_tid, fd, &st) == 0 ? st.st_size : -1;
+	return fd_stat(io, fd_view(t), fd, &st) == 0 ? st.st_size : -1;
 }
 
 static void close_fd(struct iotrace *io, struct tracee *t, int fd)
@@ -1078,8 +1108,7 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 	if (!o || !o->traced || o->refs != 1 || (o->flags & O_PATH))
 		return false;
 	if (o->generic_seek < 0)
-		o->generic_seek =
-			fs_has_generic_seek(io, t->proc->view_tid, fd);
+		o->generic_seek = fs_has_generic_seek(io, fd_view(t), fd);
 	return o->generic_seek;
 }
 
@@ -1319,7 +1348,7 @@ static void take_exec_kernel_path(struct iotrace *io, struct tracee *t,
 		return;
 	sb_init(&kernel, PATH_MAX);
 	if (fd >= 0)
-		got = read_fd_path(io, p->view_tid, fd, &kernel);
+		got = read_fd_path(io, fd_view(t), fd, &kernel);
 	else
 		got = read_proc_link(io->procfd, p->view_tid, "exe", &kernel);
 	if (got == 0 && sb_str(&kernel)[0] == '/') {
@@ -1362,18 +1391,43 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 		emit_path_op(io, t, 'X', t->call.entry_path, ret, 0);
 	free(t->call.entry_path);
 	t->call.entry_path = NULL;
-	if (ret == 0) {
-		struct fdtable *fds = fds_of(t->proc);
+	if (ret == 0)
+		fdtable_exec(unshare_fds(t->proc)); /* sizes taken at entry */
+}
 
-		/* One shared with another process (CLONE_FILES): exec gave
-		 * this one a copy of its own first. */
-		if (fds->refs > 1) {
-			t->proc->fds = fdtable_copy(fds);
-			fdtable_put(fds);
-			fds = t->proc->fds;
-		}
-		fdtable_exec(fds); /* sizes taken at the entry */
-	}
+/*
+ * The tracer keeps one descriptor table per process.  A thread with a
+ * table of its own (unshare(CLONE_FILES) in a thread, or a thread made
+ * without CLONE_FILES; no libc does either) has descriptors its process's
+ * other threads do not see: they are read through its own /proc entry
+ * but kept in the process's table, counted, and said in the summary.  A process of one thread that
+ * unshares is modelled: its copy is its process's table.
+ */
+static void own_fds(struct iotrace *io, struct tracee *t)
+{
+	if (!t->own_fds)
+		io->threads_own_fds++;
+	t->own_fds = true;
+}
+
+static void on_unshare_files(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	if (ret != 0)
+		return;
+	if (t->proc->live_threads > 1)
+		own_fds(io, t);
+	else
+		unshare_fds(t->proc);
+}
+
+void iotrace_thread(struct iotrace *io, struct tracee *t)
+{
+	long order =
+		syscall(SYS_kcmp, t->proc->view_tid, t->tid, KCMP_FILES, 0, 0);
+
+	/* 0: the same table; -1: one of them is gone already. */
+	if (order == 1 || order == 2)
+		own_fds(io, t);
 }
 
 /* From here on the cwd is read from /proc again; where it cannot be,
@@ -1825,6 +1879,9 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 	case SC_EXECVE:
 	case SC_EXECVEAT:
 		on_exec(io, t, ret);
+		break;
+	case SC_UNSHARE_FILES:
+		on_unshare_files(io, t, ret);
 		break;
 	case SC_RECVMSG:
 	case SC_RECVMMSG:

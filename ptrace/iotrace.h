@@ -34,6 +34,8 @@ struct iotrace {
 	uint64_t dir_renames;
 	/* paths cut at TRACE_PATH_MAX; processes whose cwd was unknown */
 	uint64_t paths_cut, cwds_unknown;
+	/* threads with a descriptor table apart from their process's */
+	uint64_t threads_own_fds;
 	struct opqueues queues; /* operations held to keep offsets exact */
 };
 
@@ -64,5 +66,7 @@ struct tracee *iotrace_call_over(struct iotrace *io, struct tracee *t);
 void iotrace_process_exit(struct iotrace *io, struct tracee *t);
 /* fork/vfork: the child starts with a copy of its parent's fd table. */
 void iotrace_fork(struct process *parent, struct process *child);
+/* A new thread t: is its descriptor table its process's? */
+void iotrace_thread(struct iotrace *io, struct tracee *t);
 
 #endif

@@ -84,6 +84,7 @@ struct tracee {
 	 * caller counts the others at its own), it is read again at it. */
 	struct proc_io io_seen;
 	bool io_final; /* io_seen was read at its exit stop */
+	bool own_fds; /* a descriptor table apart from its process's */
 	int64_t start_us, end_us; /* first seen; its exit stop (0: none) */
 };
 

@@ -889,6 +889,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 				process_forked(child->proc, t->proc);
 				iotrace_fork(t->proc, child->proc);
 				inherit_scope(tr, t, child->proc);
+			} else if (child && tr->io_on) {
+				iotrace_thread(&tr->io, child);
 			}
 			if (child)
 				announce(tr, child);

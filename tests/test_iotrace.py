@@ -1527,6 +1527,62 @@ def test_clone_files_shares_the_fd_table(tmp_path):
                 if r["type"] == "R" and r["handle"] == handle[str(a)]]
 
 
+def test_unshare_files_gives_a_process_its_own_table(tmp_path):
+    """A process made with clone(CLONE_FILES) that unshare(CLONE_FILES)s
+    has a table of its own from then on: its c.txt and the parent's later
+    p.txt get the same number, each in its own table, and each write goes
+    to its own file.  Taken for one table, the child's write was p.txt's."""
+    work = tmp_path / "w"
+    work.mkdir()
+    t = run_iowrap(["--level", "full", "--", helper("fdunshare"),
+                    "process"], outdir=tmp_path / "t", cwd=work)
+    assert t.returncode == 0, t.stderr
+    (fd,) = set(t.stdout.split("\n")[:-1])
+    assert (work / "c.txt").read_text() == "child"
+    assert (work / "p.txt").read_text() == "parent!"
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    pids = {p["pid"] for p in t.procs}
+    (child,) = [p["pid"] for p in t.procs if p["ppid"] in pids]
+    name = {r["handle"]: r["path"][len(str(work)) + 1:] for r in rows
+            if r["type"] == "O" and r["path"].startswith(str(work) + "/")}
+    ops = [(r["pid"] == child, r["type"], r["result"], name[r["handle"]])
+           for r in rows if r["handle"] in name]
+    assert ops == [(True, "O", fd.split()[1], "c.txt"),
+                   (False, "O", fd.split()[1], "p.txt"),
+                   (True, "W", "5", "c.txt"), (True, "C", "0", "c.txt"),
+                   (False, "W", "7", "p.txt"), (False, "C", "0", "p.txt")]
+    assert t.summary["tracing"]["problems"] == []
+
+
+@pytest.mark.parametrize("mode", ["thread", "clone", "shared"])
+def test_a_thread_with_a_table_of_its_own_is_said(tmp_path, mode):
+    """The tracer keeps one descriptor table per process: a thread that
+    unshare(CLONE_FILES)s, or one made by clone(CLONE_THREAD) without
+    CLONE_FILES, is counted in the summary's problems, and the trace is
+    not complete.  A thread on its process's table is no problem.  The
+    thread's descriptor is read through its own /proc entry: its open, write
+    and close are there."""
+    work = tmp_path / "w"
+    work.mkdir()
+    t = run_iowrap(["--level", "full", "--", helper("fdunshare"), mode],
+                   outdir=tmp_path / "t", cwd=work)
+    assert t.returncode == 0, t.stderr
+    assert (work / "t.txt").read_text() == "thread"
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    (opened,) = [r for r in rows if r["path"] == str(work / "t.txt")]
+    assert [(r["type"], r["result"], r["offset"]) for r in rows
+            if r["handle"] == opened["handle"]] == [
+        ("O", "3", "0"), ("W", "6", "0"), ("C", "0", "-1")]
+    want = [] if mode == "shared" else [
+        "1 threads had a descriptor table of their own "
+        "(unshare(CLONE_FILES), or clone without CLONE_FILES): their "
+        "descriptors were taken for their process's, so their rows may "
+        "be wrong"]
+    assert t.summary["tracing"]["problems"] == want
+    assert t.summary["tracing"]["complete"] == (mode == "shared")
+    assert t.stderr.splitlines() == [f"iowrap: {m}" for m in want]
+
+
 def test_size_at_a_silent_close_is_the_files(tmp_path):
     """A file closed by close-on-exec or by a dup2 over its descriptor has
     its size at that close taken through the descriptor: by then its path
