@@ -112,8 +112,9 @@ enum sc_id {
 	 * prctl(PR_SET_SECCOMP): the tracer's filters must be in before */
 	SC_SECCOMP,
 	SC_PRCTL_SECCOMP,
-	/* unshare(CLONE_FILES): a descriptor table of the caller's own */
-	SC_UNSHARE_FILES,
+	/* unshare(CLONE_FILES, CLONE_FS or CLONE_NEWNS): a descriptor table or
+	 * a cwd of the caller's own */
+	SC_UNSHARE,
 	SC_COUNT,
 };
 

@@ -88,7 +88,7 @@ static const struct sc_rule rules[] = {
 	RULE(SC_ACCESS, access, LEVEL_FILES),
 	RULE(SC_FACCESSAT, faccessat, LEVEL_FILES),
 	RULE(SC_FACCESSAT2, faccessat2, LEVEL_FILES),
-	RULE(SC_UNSHARE_FILES, unshare, LEVEL_FILES),
+	RULE(SC_UNSHARE, unshare, LEVEL_FILES),
 	RULE(SC_READ, read, LEVEL_FULL),
 	RULE(SC_WRITE, write, LEVEL_FULL),
 	RULE(SC_PREAD, pread64, LEVEL_FULL),
@@ -124,6 +124,28 @@ static const struct sc_rule rules[] = {
 	RULE_SCOPED(SC_PRCTL_SECCOMP, prctl, true),
 };
 
+/* One argument's value under a mask: "arg & mask == value". */
+struct masked_eq {
+	uint64_t mask, value;
+};
+
+/* A stop for each of cmps (they add up: any one of them stops). */
+static int add_masked_rules(scmp_filter_ctx ctx, uint32_t data, int nr,
+			    unsigned int arg, const struct masked_eq *cmps,
+			    size_t ncmps)
+{
+	for (size_t i = 0; i < ncmps; i++) {
+		int err =
+			seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), nr, 1,
+					 SCMP_CMP(arg, SCMP_CMP_MASKED_EQ,
+						  cmps[i].mask, cmps[i].value));
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 /*
  * ioctl stops for a few commands only: FIOCLEX and FIONCLEX set and clear
  * close-on-exec, as fcntl's F_SETFD does (Python's os.set_inheritable
@@ -132,22 +154,21 @@ static const struct sc_rule rules[] = {
  * command as an unsigned int: the mask keeps a garbage upper half from
  * slipping past.
  */
-static int add_ioctl_rules(scmp_filter_ctx ctx, uint32_t data, int nr,
-			   const uint32_t *cmds, size_t ncmds)
-{
-	for (size_t i = 0; i < ncmds; i++) {
-		int err = seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), nr, 1,
-					   SCMP_A1(SCMP_CMP_MASKED_EQ,
-						   0xffffffffu, cmds[i]));
+static const struct masked_eq cloexec_cmds[] = { { 0xffffffffu, FIOCLEX },
+						 { 0xffffffffu, FIONCLEX } };
+static const struct masked_eq clone_cmds[] = { { 0xffffffffu, IOCTL_FICLONE },
+					       { 0xffffffffu,
+						 IOCTL_FICLONERANGE } };
 
-		if (err < 0)
-			return err;
-	}
-	return 0;
-}
-
-static const uint32_t cloexec_cmds[] = { FIOCLEX, FIONCLEX };
-static const uint32_t clone_cmds[] = { IOCTL_FICLONE, IOCTL_FICLONERANGE };
+/*
+ * unshare() with a flag that parts the caller from its descriptor table or
+ * its cwd (CLONE_NEWNS unshares the cwd too); a new user namespace needs a
+ * process of one thread, whose cwd is its process's anyway.
+ */
+static const struct masked_eq unshare_flags[] = { { CLONE_FILES, CLONE_FILES },
+						  { CLONE_FS, CLONE_FS },
+						  { CLONE_NEWNS,
+						    CLONE_NEWNS } };
 
 static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 {
@@ -162,23 +183,20 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 					SCMP_A3(SCMP_CMP_MASKED_EQ,
 						MAP_ANONYMOUS, 0));
 	case SC_IOCTL_CLOEXEC:
-		return add_ioctl_rules(ctx, data, r->nr, cloexec_cmds,
-				       ARRAY_SIZE(cloexec_cmds));
+		return add_masked_rules(ctx, data, r->nr, 1, cloexec_cmds,
+					ARRAY_SIZE(cloexec_cmds));
 	case SC_IOCTL_CLONE:
-		return add_ioctl_rules(ctx, data, r->nr, clone_cmds,
-				       ARRAY_SIZE(clone_cmds));
+		return add_masked_rules(ctx, data, r->nr, 1, clone_cmds,
+					ARRAY_SIZE(clone_cmds));
 	case SC_CLONE:
 		/* A second process on the same descriptor table. */
 		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,
 					SCMP_A0(SCMP_CMP_MASKED_EQ,
 						CLONE_FILES | CLONE_THREAD,
 						CLONE_FILES));
-	case SC_UNSHARE_FILES:
-		/* Only with CLONE_FILES: a new mount or user namespace is none
-		 * of the tracer's business. */
-		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,
-					SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_FILES,
-						CLONE_FILES));
+	case SC_UNSHARE:
+		return add_masked_rules(ctx, data, r->nr, 0, unshare_flags,
+					ARRAY_SIZE(unshare_flags));
 	case SC_SECCOMP:
 		/* SECCOMP_SET_MODE_STRICT (0) or _FILTER (1); the kernel reads
 		 * the operation as an unsigned int. */

@@ -33,6 +33,7 @@
 #ifndef KCMP_FILE
 #define KCMP_FILE 0 /* linux/kcmp.h */
 #define KCMP_FILES 2
+#define KCMP_FS 3
 #endif
 #ifndef RESOLVE_IN_ROOT
 #define RESOLVE_IN_ROOT 0x10 /* linux/openat2.h */
@@ -124,20 +125,29 @@ static void normalise_path(char *path)
 	*out = '\0';
 }
 
+/* Whose /proc entry shows t's descriptors: its process's, or its own for
+ * a thread with a table of its own. */
+static pid_t fd_view(const struct tracee *t)
+{
+	return t->own_fds ? t->tid : t->proc->view_tid;
+}
+
 /*
- * The kernel's name for the cwd; where it has none to give (a path longer
+ * The kernel's name for t's cwd; where it has none to give (a path longer
  * than the 4095 bytes it reports), where the last chdir went, else what
  * was known before, else "/", counted in the summary's problems.
  */
-static const char *cwd_of(struct iotrace *io, struct process *p)
+static const char *cwd_of(struct iotrace *io, const struct tracee *t)
 {
+	struct process *p = t->proc;
 	struct strbuf sb;
 
-	if (p->cwd_cache && p->cwd_gen == io->dir_renames)
+	if (p->cwd_cache && p->cwd_gen == io->dir_renames && !p->cwd_per_call)
 		return p->cwd_cache;
 	p->cwd_gen = io->dir_renames;
 	sb_init(&sb, PATH_MAX);
-	if (read_proc_link(io->procfd, p->view_tid, "cwd", &sb) == 0) {
+	if (read_proc_link(io->procfd, p->cwd_per_call ? t->tid : p->view_tid,
+			   "cwd", &sb) == 0) {
 		free(p->cwd_cache);
 		p->cwd_cache = sb_detach(&sb);
 	} else if (p->cwd_hint) {
@@ -460,21 +470,22 @@ static void normalise_dotdot(struct strbuf *path)
 	sb_adds(path, prefix);
 }
 
-/* The absolute path of (dirfd, name) as the task meant it. */
-static void resolve_at(struct iotrace *io, struct process *p, int dirfd,
+/* The absolute path of (dirfd, name) as t meant it. */
+static void resolve_at(struct iotrace *io, struct tracee *t, int dirfd,
 		       const char *name, struct strbuf *out)
 {
 	sb_reset(out);
 	if (name[0] != '/') {
-		struct ofd *dir = dirfd == AT_FDCWD ? NULL :
-						      lookup_fd(io, p, dirfd);
+		struct ofd *dir = dirfd == AT_FDCWD ?
+					  NULL :
+					  lookup_fd(io, t->proc, dirfd);
 
 		if (dir && dir->path_gen != io->dir_renames) {
-			take_kernel_path(io, p->view_tid, dirfd, dir);
+			take_kernel_path(io, fd_view(t), dirfd, dir);
 			dir->path_gen = io->dir_renames;
 		}
 
-		sb_adds(out, dir ? dir->path : cwd_of(io, p));
+		sb_adds(out, dir ? dir->path : cwd_of(io, t));
 		sb_addc(out, '/');
 	}
 	sb_adds(out, name);
@@ -494,7 +505,7 @@ static bool path_arg(struct iotrace *io, struct tracee *t, int dirfd,
 
 	if (tracee_read_str(t->tid, addr, name, sizeof(name)) < 0)
 		return false;
-	resolve_at(io, t->proc, dirfd, name, out);
+	resolve_at(io, t, dirfd, name, out);
 	return true;
 }
 
@@ -632,13 +643,6 @@ static int64_t arg_long(const struct tracee *t, int i)
 static int arg_fd(const struct tracee *t, int i)
 {
 	return (int)(int32_t)t->call.args[i];
-}
-
-/* Whose /proc entry shows t's descriptors: its process's, or its own for
- * a thread with a table of its own. */
-static pid_t fd_view(const struct tracee *t)
-{
-	return t->own_fds ? t->tid : t->proc->view_tid;
 }
 
 /* ---- opens and closes --------------------------------------------- */
@@ -1410,24 +1414,39 @@ static void own_fds(struct iotrace *io, struct tracee *t)
 	t->own_fds = true;
 }
 
-static void on_unshare_files(struct iotrace *io, struct tracee *t, int64_t ret)
+/* unshare(): CLONE_NEWNS unshares the cwd as CLONE_FS does. */
+static void on_unshare(struct iotrace *io, struct tracee *t, int64_t ret)
 {
+	uint64_t flags = t->call.args[0];
+	bool alone = t->proc->live_threads == 1;
+
 	if (ret != 0)
 		return;
-	if (t->proc->live_threads > 1)
+	if ((flags & CLONE_FILES) && !alone)
 		own_fds(io, t);
-	else
+	else if (flags & CLONE_FILES)
 		unshare_fds(t->proc);
+	if ((flags & (CLONE_FS | CLONE_NEWNS)) && !alone)
+		t->proc->cwd_per_call = true;
+}
+
+/* kcmp's order of two threads' table or cwd (KCMP_FILES, KCMP_FS):
+ * 0 the same, 1 or 2 not, -1 when one of them is gone already. */
+static bool not_shared(pid_t a, pid_t b, int what)
+{
+	long order = syscall(SYS_kcmp, a, b, what, 0, 0);
+
+	return order == 1 || order == 2;
 }
 
 void iotrace_thread(struct iotrace *io, struct tracee *t)
 {
-	long order =
-		syscall(SYS_kcmp, t->proc->view_tid, t->tid, KCMP_FILES, 0, 0);
+	pid_t view = t->proc->view_tid;
 
-	/* 0: the same table; -1: one of them is gone already. */
-	if (order == 1 || order == 2)
+	if (not_shared(view, t->tid, KCMP_FILES))
 		own_fds(io, t);
+	if (not_shared(view, t->tid, KCMP_FS))
+		t->proc->cwd_per_call = true;
 }
 
 /* From here on the cwd is read from /proc again; where it cannot be,
@@ -1880,8 +1899,8 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 	case SC_EXECVEAT:
 		on_exec(io, t, ret);
 		break;
-	case SC_UNSHARE_FILES:
-		on_unshare_files(io, t, ret);
+	case SC_UNSHARE:
+		on_unshare(io, t, ret);
 		break;
 	case SC_RECVMSG:
 	case SC_RECVMMSG:
@@ -2125,6 +2144,12 @@ void iotrace_fork(struct process *parent, struct process *child)
 {
 	if (parent->cwd_hint && !child->cwd_hint)
 		child->cwd_hint = xstrdup(parent->cwd_hint);
+	/* clone(CLONE_FS): a chdir of either moves both. */
+	if (syscall(SYS_kcmp, parent->view_tid, child->view_tid, KCMP_FS, 0,
+		    0) == 0) {
+		parent->cwd_per_call = true;
+		child->cwd_per_call = true;
+	}
 	if (child->fds || !parent->fds)
 		return;
 	/* clone(CLONE_FILES) without CLONE_THREAD: one table for both. */

@@ -122,6 +122,11 @@ struct process {
 	 * cwd where /proc cannot say (longer than 4095 bytes). */
 	char *cwd_hint;
 	uint64_t cwd_gen; /* iotrace's count of directory renames then */
+	/* Not one cwd for all its threads (a thread's unshare(CLONE_FS), or
+	 * a thread made without CLONE_FS), or one it shares with another
+	 * process (clone(CLONE_FS)): the cwd is the calling thread's, read
+	 * at each call, never cached. */
+	bool cwd_per_call;
 	struct fd_scope scope; /* what its seccomp filters stop for */
 	uint64_t inject_page; /* inject.h's page in its memory; 0: none */
 	/* The CPU times last written in an event (iotrace.c): none goes

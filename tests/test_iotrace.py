@@ -1583,6 +1583,32 @@ def test_a_thread_with_a_table_of_its_own_is_said(tmp_path, mode):
     assert t.stderr.splitlines() == [f"iowrap: {m}" for m in want]
 
 
+@pytest.mark.parametrize("mode, made", [
+    ("fsthread", ["sub/t.txt", "m.txt"]),
+    ("fsclone", ["sub/t.txt", "m.txt"]),
+    ("fsprocess", ["p0.txt", "sub/p1.txt"])])
+def test_cwds_that_part_give_each_caller_its_own(tmp_path, mode, made):
+    """A relative path is resolved against the calling thread's cwd where
+    a process's threads do not share one (a thread's unshare(CLONE_FS), a
+    thread made without CLONE_FS), and against the cwd as it is now where
+    two processes share one (clone(CLONE_FS): the child's chdir moves the
+    parent too).  The kernel is the oracle: each O row's path is where the
+    file was made.  Taken for the process's cached cwd, t.txt and p1.txt
+    were said to be in the top directory."""
+    work = tmp_path / "w"
+    (work / "sub").mkdir(parents=True)
+    t = run_iowrap(["--level", "files", "--", helper("fdunshare"), mode],
+                   outdir=tmp_path / "t", cwd=work)
+    assert t.returncode == 0, t.stderr
+    assert sorted(str(f.relative_to(work)) for f in work.rglob("*.txt")) \
+        == sorted(made)
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    assert [r["path"] for r in rows if r["type"] == "O" and
+            r["path"].startswith(str(work) + "/")] == [
+        f"{work}/{m}" for m in made]
+    assert t.summary["tracing"]["problems"] == []
+
+
 def test_size_at_a_silent_close_is_the_files(tmp_path):
     """A file closed by close-on-exec or by a dup2 over its descriptor has
     its size at that close taken through the descriptor: by then its path

@@ -13,6 +13,17 @@
  *   fdunshare clone    The same from a thread made by clone(CLONE_THREAD)
  *                      without CLONE_FILES.
  *   fdunshare shared   The same from a thread that does not unshare.
+ *
+ * And cwds that part (run in a directory with a subdirectory sub):
+ *
+ *   fdunshare fsthread   A thread unshare(CLONE_FS)s, chdirs to sub and
+ *                        makes t.txt there; then the first thread makes
+ *                        m.txt, in the cwd it kept.
+ *   fdunshare fsclone    The same from a thread made by clone(CLONE_THREAD)
+ *                        without CLONE_FS.
+ *   fdunshare fsprocess  A process makes p0.txt, then a child made with
+ *                        clone(CLONE_FS) chdirs to sub, which moves its
+ *                        parent too: the parent's p1.txt is made in sub.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -104,8 +115,10 @@ static int run_process(void)
 }
 
 /* Raw syscalls only: a clone()d thread shares the caller's TLS. */
-static void thread_io(void)
+static void thread_io(bool into_sub)
 {
+	if (into_sub && syscall(SYS_chdir, "sub") != 0)
+		syscall(SYS_exit_group, 4);
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, "t.txt",
 			      O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
@@ -116,46 +129,81 @@ static void thread_io(void)
 	syscall(SYS_close, fd);
 }
 
-static void *thread_main(void *unshare_files)
+/* The first thread, after the other: a file in the cwd it kept. */
+static int main_thread_io(bool cwd_apart)
 {
-	if (unshare_files && unshare(CLONE_FILES) < 0)
-		die("unshare");
-	thread_io();
-	return NULL;
-}
-
-static int run_pthread(bool unshare_files)
-{
-	pthread_t th;
-
-	if (pthread_create(&th, NULL, thread_main,
-			   unshare_files ? "yes" : NULL) != 0 ||
-	    pthread_join(th, NULL) != 0)
-		die("pthread");
+	if (cwd_apart)
+		close(create("m.txt"));
 	return 0;
 }
 
-static int clone_thread_main(void *arg)
+static void *thread_main(void *flags)
 {
-	(void)arg;
-	thread_io();
+	int unshare_flags = *(int *)flags;
+
+	if (unshare_flags && unshare(unshare_flags) < 0)
+		die("unshare");
+	thread_io(unshare_flags & CLONE_FS);
+	return NULL;
+}
+
+static int run_pthread(int unshare_flags)
+{
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, thread_main, &unshare_flags) != 0 ||
+	    pthread_join(th, NULL) != 0)
+		die("pthread");
+	return main_thread_io(unshare_flags & CLONE_FS);
+}
+
+static int clone_thread_main(void *into_sub)
+{
+	thread_io(into_sub != NULL);
 	atomic_store(&thread_done, 1);
 	syscall(SYS_exit, 0);
 	return 0;
 }
 
-static int run_clone(void)
+/* A thread made without CLONE_FILES, or without CLONE_FS. */
+static int run_clone(int leave_out)
 {
 	char *stack = malloc(STACK_SIZE);
-	int flags = CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD |
-		    CLONE_SYSVSEM;
+	int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+		    CLONE_THREAD | CLONE_SYSVSEM;
 
 	if (!stack)
 		die("malloc");
-	if (clone(clone_thread_main, stack + STACK_SIZE, flags, NULL) < 0)
+	if (clone(clone_thread_main, stack + STACK_SIZE, flags & ~leave_out,
+		  leave_out == CLONE_FS ? "sub" : NULL) < 0)
 		die("clone");
 	while (!atomic_load(&thread_done))
 		sched_yield();
+	return main_thread_io(leave_out == CLONE_FS);
+}
+
+static int fs_child_main(void *arg)
+{
+	(void)arg;
+	if (chdir("sub") != 0)
+		die("chdir");
+	return 0;
+}
+
+static int run_fs_process(void)
+{
+	char *stack = malloc(STACK_SIZE);
+	int status;
+	pid_t pid;
+
+	if (!stack)
+		die("malloc");
+	close(create("p0.txt"));
+	pid = clone(fs_child_main, stack + STACK_SIZE, CLONE_FS | SIGCHLD,
+		    NULL);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+		die("clone");
+	close(create("p1.txt"));
 	return 0;
 }
 
@@ -165,10 +213,19 @@ int main(int argc, char **argv)
 
 	if (strcmp(mode, "process") == 0)
 		return run_process();
-	if (strcmp(mode, "thread") == 0 || strcmp(mode, "shared") == 0)
-		return run_pthread(strcmp(mode, "thread") == 0);
+	if (strcmp(mode, "thread") == 0)
+		return run_pthread(CLONE_FILES);
+	if (strcmp(mode, "shared") == 0)
+		return run_pthread(0);
+	if (strcmp(mode, "fsthread") == 0)
+		return run_pthread(CLONE_FS);
 	if (strcmp(mode, "clone") == 0)
-		return run_clone();
-	fprintf(stderr, "usage: fdunshare process|thread|clone|shared\n");
+		return run_clone(CLONE_FILES);
+	if (strcmp(mode, "fsclone") == 0)
+		return run_clone(CLONE_FS);
+	if (strcmp(mode, "fsprocess") == 0)
+		return run_fs_process();
+	fprintf(stderr, "usage: fdunshare process|thread|clone|shared|"
+			"fsthread|fsclone|fsprocess\n");
 	return 64;
 }
