@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -982,15 +983,21 @@ static void run_ops(int count)
 
 int main(int argc, char **argv)
 {
-	char sub[4096];
+	static char top[PATH_MAX];
+	char sub[PATH_MAX + 8];
 
-	if (argc != 4 && argc != 5)
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: randio SEED COUNT DIR\n");
 		return 2;
+	}
 	/* glibc sizes its malloc arenas for threads by reading
 	 * /sys/devices/system/cpu/online: a read this program cannot count. */
 	mallopt(M_ARENA_MAX, 1);
 	rng = strtoull(argv[1], NULL, 10) * 2654435761ull + 1;
-	dir = argv[3];
+	/* The oracle's paths are absolute: a relative DIR is made so. */
+	if (!realpath(argv[3], top))
+		die(argv[3]);
+	dir = top;
 	for (unsigned i = 0; i < sizeof(data); i++)
 		data[i] = (char)('a' + i % 26);
 	for (unsigned i = 0; i < SLOTS; i++)
