@@ -63,6 +63,7 @@ int parse_proc_stat(const char *text, struct proc_stat *st)
 		return -EINVAL;
 	st->state = f[0][0];
 	st->ppid = (pid_t)field_u64(f[1]);
+	st->flags = field_u64(f[6]);
 	st->minflt = field_u64(f[7]);
 	st->majflt = field_u64(f[9]);
 	st->utime_ticks = field_u64(f[11]);

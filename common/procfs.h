@@ -16,6 +16,7 @@
 struct proc_stat {
 	char state;
 	pid_t ppid;
+	uint64_t flags; /* the kernel's PF_* flags of the task */
 	uint64_t minflt, majflt;
 	uint64_t utime_ticks, stime_ticks;
 	uint64_t num_threads;

@@ -35,6 +35,7 @@
 #define KCMP_FILES 2
 #define KCMP_FS 3
 #endif
+#define PF_EXITING 0x4 /* linux/sched.h */
 #ifndef RESOLVE_IN_ROOT
 #define RESOLVE_IN_ROOT 0x10 /* linux/openat2.h */
 #endif
@@ -1430,22 +1431,38 @@ static void on_unshare(struct iotrace *io, struct tracee *t, int64_t ret)
 		t->proc->cwd_per_call = true;
 }
 
-/* kcmp's order of two threads' table or cwd (KCMP_FILES, KCMP_FS):
- * 0 the same, 1 or 2 not, -1 when one of them is gone already. */
-static bool not_shared(pid_t a, pid_t b, int what)
+/* Whether a thread has begun to exit, or is gone.  The kernel sets
+ * PF_EXITING before the thread drops its table and fs, and never clears
+ * it. */
+static bool exiting(struct iotrace *io, pid_t tid)
+{
+	struct proc_stat st;
+
+	return read_proc_stat(io->procfd, tid, &st) < 0 ||
+	       (st.flags & PF_EXITING);
+}
+
+/*
+ * Whether two live threads have a different table or cwd (KCMP_FILES,
+ * KCMP_FS).  kcmp compares what a thread has now: an exiting one has
+ * none, which is not the other's (seen: a thread killed by another's exec
+ * before its clone event was handled).  PF_EXITING is read after the
+ * kcmp, so a thread without it then had its own at the kcmp.
+ */
+static bool not_shared(struct iotrace *io, pid_t a, pid_t b, int what)
 {
 	long order = syscall(SYS_kcmp, a, b, what, 0, 0);
 
-	return order == 1 || order == 2;
+	return (order == 1 || order == 2) && !exiting(io, a) && !exiting(io, b);
 }
 
 void iotrace_thread(struct iotrace *io, struct tracee *t)
 {
 	pid_t view = t->proc->view_tid;
 
-	if (not_shared(view, t->tid, KCMP_FILES))
+	if (not_shared(io, view, t->tid, KCMP_FILES))
 		own_fds(io, t);
-	if (not_shared(view, t->tid, KCMP_FS))
+	if (not_shared(io, view, t->tid, KCMP_FS))
 		t->proc->cwd_per_call = true;
 }
 

@@ -23,6 +23,7 @@ static void procfs_stat_real_line(void)
 	CHECK_INT(parse_proc_stat(line, &st), 0);
 	CHECK_INT(st.state, 'S');
 	CHECK_INT(st.ppid, 4241);
+	CHECK_UINT(st.flags, 4194560);
 	CHECK_UINT(st.minflt, 2186);
 	CHECK_UINT(st.majflt, 7);
 	CHECK_UINT(st.utime_ticks, 51);
