@@ -1404,9 +1404,10 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
  * The tracer keeps one descriptor table per process.  A thread with a
  * table of its own (unshare(CLONE_FILES) in a thread, or a thread made
  * without CLONE_FILES; no libc does either) has descriptors its process's
- * other threads do not see: they are read through its own /proc entry
- * but kept in the process's table, counted, and said in the summary.  A process of one thread that
- * unshares is modelled: its copy is its process's table.
+ * other threads do not see: they are read through its own /proc entry but
+ * kept in the process's table, counted, and said in the summary.  A
+ * process of one thread that unshares is modelled: its copy is its
+ * process's table.
  */
 static void own_fds(struct iotrace *io, struct tracee *t)
 {
@@ -1423,12 +1424,19 @@ static void on_unshare(struct iotrace *io, struct tracee *t, int64_t ret)
 
 	if (ret != 0)
 		return;
-	if ((flags & CLONE_FILES) && !alone)
-		own_fds(io, t);
-	else if (flags & CLONE_FILES)
+	if ((flags & CLONE_FILES) && alone)
 		unshare_fds(t->proc);
+	else if (flags & CLONE_FILES)
+		own_fds(io, t);
 	if ((flags & (CLONE_FS | CLONE_NEWNS)) && !alone)
 		t->proc->cwd_per_call = true;
+}
+
+/* kcmp(2) of a and b's descriptor table (KCMP_FILES) or cwd (KCMP_FS):
+ * 0 the same, 1 or 2 not, -1 an error. */
+static long kcmp_order(pid_t a, pid_t b, int what)
+{
+	return syscall(SYS_kcmp, a, b, what, 0, 0);
 }
 
 /* Whether a thread has begun to exit, or is gone.  The kernel sets
@@ -1451,7 +1459,7 @@ static bool exiting(struct iotrace *io, pid_t tid)
  */
 static bool not_shared(struct iotrace *io, pid_t a, pid_t b, int what)
 {
-	long order = syscall(SYS_kcmp, a, b, what, 0, 0);
+	long order = kcmp_order(a, b, what);
 
 	return (order == 1 || order == 2) && !exiting(io, a) && !exiting(io, b);
 }
@@ -2162,16 +2170,14 @@ void iotrace_fork(struct process *parent, struct process *child)
 	if (parent->cwd_hint && !child->cwd_hint)
 		child->cwd_hint = xstrdup(parent->cwd_hint);
 	/* clone(CLONE_FS): a chdir of either moves both. */
-	if (syscall(SYS_kcmp, parent->view_tid, child->view_tid, KCMP_FS, 0,
-		    0) == 0) {
+	if (kcmp_order(parent->view_tid, child->view_tid, KCMP_FS) == 0) {
 		parent->cwd_per_call = true;
 		child->cwd_per_call = true;
 	}
 	if (child->fds || !parent->fds)
 		return;
 	/* clone(CLONE_FILES) without CLONE_THREAD: one table for both. */
-	if (syscall(SYS_kcmp, parent->view_tid, child->view_tid, KCMP_FILES, 0,
-		    0) == 0) {
+	if (kcmp_order(parent->view_tid, child->view_tid, KCMP_FILES) == 0) {
 		child->fds = parent->fds;
 		child->fds->refs++;
 		return;

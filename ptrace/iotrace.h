@@ -64,9 +64,10 @@ struct tracee *iotrace_exit(struct iotrace *io, struct tracee *t,
 struct tracee *iotrace_call_over(struct iotrace *io, struct tracee *t);
 /* The last thread of t's process is at its exit stop. */
 void iotrace_process_exit(struct iotrace *io, struct tracee *t);
-/* fork/vfork: the child starts with a copy of its parent's fd table. */
+/* fork/vfork: the child starts with a copy of its parent's fd table
+ * (at --level files and full only). */
 void iotrace_fork(struct process *parent, struct process *child);
-/* A new thread t: is its descriptor table its process's? */
+/* A new thread t: are its descriptor table and cwd its process's? */
 void iotrace_thread(struct iotrace *io, struct tracee *t);
 
 #endif

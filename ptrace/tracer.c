@@ -887,7 +887,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 
 			if (child && child->proc != t->proc) {
 				process_forked(child->proc, t->proc);
-				iotrace_fork(t->proc, child->proc);
+				if (tr->io_on)
+					iotrace_fork(t->proc, child->proc);
 				inherit_scope(tr, t, child->proc);
 			} else if (child && tr->io_on) {
 				iotrace_thread(&tr->io, child);
