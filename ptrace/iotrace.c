@@ -76,14 +76,6 @@ void iotrace_release(struct iotrace *io)
 			"kernel reports (4095 bytes) and not known from a "
 			"chdir: their relative paths were taken from /",
 			io->cwds_unknown);
-	if (io->threads_own_fds)
-		trace_problem(
-			io->sink,
-			"%" PRIu64 " threads had a descriptor table of their "
-			"own (unshare(CLONE_FILES), or clone without "
-			"CLONE_FILES): their descriptors were taken for their "
-			"process's, so their rows may be wrong",
-			io->threads_own_fds);
 	if (io->paths_cut)
 		trace_problem(
 			io->sink,
@@ -126,11 +118,11 @@ static void normalise_path(char *path)
 	*out = '\0';
 }
 
-/* Whose /proc entry shows t's descriptors: its process's, or its own for
- * a thread with a table of its own. */
+/* Whose /proc entry shows t's descriptors: its process's, or its own
+ * once a thread of the process has had a table of its own. */
 static pid_t fd_view(const struct tracee *t)
 {
-	return t->own_fds ? t->tid : t->proc->view_tid;
+	return t->fds || t->proc->fds_split ? t->tid : t->proc->view_tid;
 }
 
 /*
@@ -169,6 +161,12 @@ static struct fdtable *fds_of(struct process *p)
 	return p->fds;
 }
 
+/* The table t's calls use: its own, or its process's. */
+static struct fdtable *caller_fds(struct tracee *t)
+{
+	return t->fds ? t->fds : fds_of(t->proc);
+}
+
 /* The process's table made its own: one it shared with another process
  * (clone(CLONE_FILES)) is copied, as the kernel does at an exec or an
  * unshare(CLONE_FILES). */
@@ -182,6 +180,83 @@ static struct fdtable *unshare_fds(struct process *p)
 		fds = p->fds;
 	}
 	return fds;
+}
+
+/* Whose descriptors a lookup is among: a table of a process's, and the
+ * /proc entry that shows that table. */
+struct fd_owner {
+	struct process *proc;
+	struct fdtable *fds;
+	pid_t view;
+};
+
+static struct fd_owner caller_owner(struct tracee *t)
+{
+	return (struct fd_owner){ t->proc, caller_fds(t), fd_view(t) };
+}
+
+static struct fd_owner process_owner(struct process *p)
+{
+	return (struct fd_owner){ p, fds_of(p), p->view_tid };
+}
+
+/*
+ * Installs o at fd in w's table.  A process has one chain of seccomp
+ * filters for all its threads: a traced descriptor of a thread's own
+ * table is named in its process's too, which the filters are planned on.
+ */
+static void owner_set(const struct fd_owner *w, int fd, struct ofd *o,
+		      bool cloexec)
+{
+	fdtable_set(w->fds, fd, o, cloexec);
+	if (o->traced && w->fds != fds_of(w->proc))
+		fd_numbers_add(&w->proc->fds->traced, fd);
+}
+
+static void install_fd(struct tracee *t, int fd, struct ofd *o, bool cloexec)
+{
+	struct fd_owner w = caller_owner(t);
+
+	owner_set(&w, fd, o, cloexec);
+}
+
+/*
+ * A thread's table of its own: a copy of fds (unshare(CLONE_FILES) in a
+ * thread, a thread made without CLONE_FILES; no libc does either).  Its
+ * descriptors are not its process's other threads', nor theirs its.
+ */
+static void give_own_fds(struct tracee *t, struct fdtable *fds)
+{
+	struct fdtable *copy = fdtable_copy(fds);
+
+	fdtable_put(t->fds);
+	t->fds = copy;
+	t->proc->fds_split = true;
+}
+
+/* unshare(CLONE_FILES): the kernel copies the caller's table if it is
+ * shared.  A process of one thread keeps its copy as the process's. */
+static void unshare_caller_fds(struct tracee *t)
+{
+	if (!t->fds && t->proc->live_threads == 1)
+		unshare_fds(t->proc);
+	else if (!t->fds || t->fds->refs > 1)
+		give_own_fds(t, caller_fds(t));
+}
+
+/* A successful exec keeps the table of the thread that made it, its
+ * only thread now: the process's from here. */
+static struct fdtable *exec_fds(struct tracee *t)
+{
+	struct process *p = t->proc;
+
+	if (t->fds) {
+		fdtable_put(p->fds);
+		p->fds = t->fds;
+		t->fds = NULL;
+	}
+	p->fds_split = false;
+	return unshare_fds(p);
 }
 
 /* prefix's length without trailing slashes ("/" stays 1). */
@@ -311,7 +386,8 @@ static bool same_description(pid_t pid1, int fd1, pid_t pid2, int fd2)
 	return syscall(SYS_kcmp, pid1, pid2, KCMP_FILE, fd1, fd2) == 0;
 }
 
-static struct ofd *lookup_fd(struct iotrace *io, struct process *p, int fd);
+static struct ofd *lookup_in(struct iotrace *io, const struct fd_owner *w,
+			     int fd);
 
 /* kcmp calls one search for a description may make: each costs about a
  * microsecond, and only a file open in many processes comes near. */
@@ -319,18 +395,20 @@ static struct ofd *lookup_fd(struct iotrace *io, struct process *p, int fd);
 
 /* A descriptor of q's known to be file inode_id and the description of
  * p's fd; NULL if none or when *probes runs out. */
-static struct ofd *description_in(struct process *q, struct process *p, int fd,
+static struct ofd *description_in(const struct fd_owner *q,
+				  const struct fd_owner *p, int fd,
 				  uint64_t inode_id, int *probes)
 {
-	struct fdtable *fds = fds_of(q);
+	const struct fdtable *fds = q->fds;
 
 	for (int i = 0; i<fds->size && * probes> 0; i++) {
 		struct ofd *o = fds->slot[i].ofd;
 
-		if (!o || o->inode_id != inode_id || (q == p && i == fd))
+		if (!o || o->inode_id != inode_id ||
+		    (q->fds == p->fds && i == fd))
 			continue;
 		--*probes;
-		if (same_description(p->view_tid, fd, q->view_tid, i))
+		if (same_description(p->view, fd, q->view, i))
 			return o;
 	}
 	return NULL;
@@ -338,18 +416,21 @@ static struct ofd *description_in(struct process *q, struct process *p, int fd,
 
 /* The description of p's fd in any other traced process: one sent over
  * a socket (SCM_RIGHTS) or taken with pidfd_getfd, on any number. */
-static struct ofd *description_anywhere(struct iotrace *io, struct process *p,
-					int fd, uint64_t inode_id, int *probes)
+static struct ofd *description_anywhere(struct iotrace *io,
+					const struct fd_owner *p, int fd,
+					uint64_t inode_id, int *probes)
 {
 	const struct pidmap *m = io->processes;
 
 	for (size_t i = 0; m && i <= m->mask && *probes > 0; i++) {
 		struct process *q = m->slot[i].value;
+		struct fd_owner w;
 		struct ofd *o;
 
-		if (!m->slot[i].key || q == p || fds_of(q) == fds_of(p))
+		if (!m->slot[i].key || q == p->proc || fds_of(q) == p->fds)
 			continue;
-		o = description_in(q, p, fd, inode_id, probes);
+		w = process_owner(q);
+		o = description_in(&w, p, fd, inode_id, probes);
 		if (o)
 			return o;
 	}
@@ -364,11 +445,13 @@ static struct ofd *description_anywhere(struct iotrace *io, struct process *p,
  * shell does); or one another process passed it (a socket, pidfd_getfd).
  * The kernel shares its position: so must we.
  */
-static struct ofd *known_description(struct iotrace *io, struct process *p,
-				     int fd, uint64_t inode_id)
+static struct ofd *known_description(struct iotrace *io,
+				     const struct fd_owner *p, int fd,
+				     uint64_t inode_id)
 {
 	int probes = MAX_DESCRIPTION_PROBES;
 	struct process *parent;
+	struct fd_owner w;
 	struct ofd *o;
 
 	if (!inode_id)
@@ -376,16 +459,21 @@ static struct ofd *known_description(struct iotrace *io, struct process *p,
 	o = description_in(p, p, fd, inode_id, &probes);
 	if (o)
 		return o;
-	parent = io->processes ? pidmap_get(io->processes, p->rec.ppid) : NULL;
+	parent = io->processes ? pidmap_get(io->processes, p->proc->rec.ppid) :
+				 NULL;
 	/* A parent started first: a recycled pid cannot make a loop. */
-	if (parent && parent != p && parent->rec.start_us <= p->rec.start_us &&
-	    same_description(p->view_tid, fd, parent->view_tid, fd))
-		return lookup_fd(io, parent, fd);
+	if (parent && parent != p->proc &&
+	    parent->rec.start_us <= p->proc->rec.start_us &&
+	    same_description(p->view, fd, parent->view_tid, fd)) {
+		w = process_owner(parent);
+		return lookup_in(io, &w, fd);
+	}
 	return description_anywhere(io, p, fd, inode_id, &probes);
 }
 
 /* An fd the task had before we saw it open (inherited): ask /proc. */
-static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
+static struct ofd *ofd_from_proc(struct iotrace *io, const struct fd_owner *w,
+				 int fd)
 {
 	struct strbuf sb;
 	char path[48], info[512];
@@ -394,14 +482,14 @@ static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 	bool cloexec;
 
 	sb_init(&sb, PATH_MAX);
-	if (read_fd_path(io, p->view_tid, fd, &sb) < 0) {
+	if (read_fd_path(io, w->view, fd, &sb) < 0) {
 		sb_release(&sb);
 		return NULL;
 	}
 	o = ofd_new(sb_str(&sb));
 	sb_release(&sb);
 	o->offset = 0;
-	snprintf(path, sizeof(path), "%d/fdinfo/%d", (int)p->view_tid, fd);
+	snprintf(path, sizeof(path), "%d/fdinfo/%d", (int)w->view, fd);
 	if (read_file_at(io->procfd, path, info, sizeof(info)) > 0) {
 		line = strstr(info, "pos:");
 		if (line)
@@ -410,9 +498,9 @@ static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 		if (line)
 			o->flags = (uint32_t)strtoul(line + 6, NULL, 8);
 	}
-	describe_ofd(io, p->view_tid, fd, o, false);
+	describe_ofd(io, w->view, fd, o, false);
 	cloexec = (o->flags & O_CLOEXEC) != 0; /* this descriptor's */
-	known = known_description(io, p, fd, o->inode_id);
+	known = known_description(io, w, fd, o->inode_id);
 	if (known) {
 		ofd_put(o);
 		o = known;
@@ -420,16 +508,25 @@ static struct ofd *ofd_from_proc(struct iotrace *io, struct process *p, int fd)
 	} else {
 		o->handle_id = ++io->next_handle_id;
 	}
-	fdtable_set(fds_of(p), fd, o, cloexec);
+	owner_set(w, fd, o, cloexec);
 	ofd_put(o);
 	return o;
 }
 
-static struct ofd *lookup_fd(struct iotrace *io, struct process *p, int fd)
+static struct ofd *lookup_in(struct iotrace *io, const struct fd_owner *w,
+			     int fd)
 {
-	struct ofd *o = fdtable_get(fds_of(p), fd);
+	struct ofd *o = fdtable_get(w->fds, fd);
 
-	return o ? o : ofd_from_proc(io, p, fd);
+	return o ? o : ofd_from_proc(io, w, fd);
+}
+
+/* t's descriptor fd, NULL if it has none. */
+static struct ofd *lookup_fd(struct iotrace *io, struct tracee *t, int fd)
+{
+	struct fd_owner w = caller_owner(t);
+
+	return lookup_in(io, &w, fd);
 }
 
 /* The end of path's last ".." component, or 0 if it has none. */
@@ -477,9 +574,8 @@ static void resolve_at(struct iotrace *io, struct tracee *t, int dirfd,
 {
 	sb_reset(out);
 	if (name[0] != '/') {
-		struct ofd *dir = dirfd == AT_FDCWD ?
-					  NULL :
-					  lookup_fd(io, t->proc, dirfd);
+		struct ofd *dir = dirfd == AT_FDCWD ? NULL :
+						      lookup_fd(io, t, dirfd);
 
 		if (dir && dir->path_gen != io->dir_renames) {
 			take_kernel_path(io, fd_view(t), dirfd, dir);
@@ -652,7 +748,6 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		    uint64_t path_addr, uint32_t flags, bool in_root,
 		    int64_t ret)
 {
-	struct process *p = t->proc;
 	struct strbuf path;
 	struct ofd *o = NULL;
 	struct op op = { .type = 'O', .result = ret, .flags = flags };
@@ -672,7 +767,7 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		 * made in: the kernel's, "DIR/#INO (deleted)", says so. */
 		describe_ofd(io, fd_view(t), (int)ret, o,
 			     in_root || (flags & O_TMPFILE) == O_TMPFILE);
-		fdtable_set(fds_of(p), (int)ret, o, (flags & O_CLOEXEC) != 0);
+		install_fd(t, (int)ret, o, (flags & O_CLOEXEC) != 0);
 		op.ofd = o;
 		op.path = o->path;
 		if (o->traced)
@@ -694,7 +789,7 @@ static int64_t fd_size(struct iotrace *io, struct tracee *t, int fd)
 
 static void close_fd(struct iotrace *io, struct tracee *t, int fd)
 {
-	struct ofd *o = fdtable_take(fds_of(t->proc), fd);
+	struct ofd *o = fdtable_take(caller_fds(t), fd);
 	struct op op = { .type = 'C', .ofd = o, .offset = -1 };
 
 	if (!o)
@@ -717,13 +812,12 @@ static void close_fd(struct iotrace *io, struct tracee *t, int fd)
 static void meet_open_fds(struct iotrace *io, struct tracee *t, unsigned first,
 			  unsigned last)
 {
-	struct process *p = t->proc;
 	struct dirent *e;
 	char path[32];
 	DIR *d;
 	int dfd;
 
-	snprintf(path, sizeof(path), "%d/fd", (int)p->view_tid);
+	snprintf(path, sizeof(path), "%d/fd", (int)fd_view(t));
 	dfd = openat(io->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	if (!d) {
@@ -738,15 +832,15 @@ static void meet_open_fds(struct iotrace *io, struct tracee *t, unsigned first,
 		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end ||
 		    fd < first || fd > last || fd > INT_MAX)
 			continue;
-		if (!fdtable_get(fds_of(p), (int)fd))
-			lookup_fd(io, p, (int)fd);
+		if (!fdtable_get(caller_fds(t), (int)fd))
+			lookup_fd(io, t, (int)fd);
 	}
 	closedir(d);
 }
 
 static void on_close_range(struct iotrace *io, struct tracee *t)
 {
-	struct fdtable *fds = fds_of(t->proc);
+	struct fdtable *fds = caller_fds(t);
 	unsigned first = (unsigned)t->call.args[0];
 	unsigned last = (unsigned)t->call.args[1];
 	bool cloexec_only = t->call.args[2] & 4; /* CLOSE_RANGE_CLOEXEC */
@@ -770,7 +864,7 @@ static void on_close_range(struct iotrace *io, struct tracee *t)
  */
 static void closed_silently(struct iotrace *io, struct tracee *t, int fd)
 {
-	const struct ofd *o = fdtable_get(fds_of(t->proc), fd);
+	const struct ofd *o = fdtable_get(caller_fds(t), fd);
 	int64_t size;
 
 	if (!o || !o->traced || !o->inode_id)
@@ -782,7 +876,7 @@ static void closed_silently(struct iotrace *io, struct tracee *t, int fd)
 
 static void close_on_exec(struct iotrace *io, struct tracee *t)
 {
-	const struct fdtable *fds = fds_of(t->proc);
+	const struct fdtable *fds = caller_fds(t);
 
 	for (int fd = 0; fd < fds->size; fd++)
 		if (fds->slot[fd].ofd && fds->slot[fd].cloexec)
@@ -792,13 +886,13 @@ static void close_on_exec(struct iotrace *io, struct tracee *t)
 static void dup_to(struct iotrace *io, struct tracee *t, int oldfd, int newfd,
 		   bool cloexec)
 {
-	struct ofd *o = lookup_fd(io, t->proc, oldfd);
+	struct ofd *o = lookup_fd(io, t, oldfd);
 
 	if (!o || newfd < 0)
 		return;
 	/* dup2 over an open fd closes it silently: no close(2) call, no C
 	 * event (as strace counts it); its size was taken at the entry. */
-	fdtable_set(fds_of(t->proc), newfd, o, cloexec);
+	install_fd(t, newfd, o, cloexec);
 }
 
 static void on_fcntl(struct iotrace *io, struct tracee *t, int64_t ret)
@@ -815,11 +909,11 @@ static void on_fcntl(struct iotrace *io, struct tracee *t, int64_t ret)
 		       (int)t->call.args[1] == F_DUPFD_CLOEXEC);
 		break;
 	case F_SETFD:
-		fdtable_set_cloexec(fds_of(t->proc), fd,
+		fdtable_set_cloexec(caller_fds(t), fd,
 				    t->call.args[2] & FD_CLOEXEC);
 		break;
 	case F_SETFL:
-		o = lookup_fd(io, t->proc, fd);
+		o = lookup_fd(io, t, fd);
 		if (o)
 			o->flags = (o->flags & ~(uint32_t)O_APPEND) |
 				   ((uint32_t)t->call.args[2] & O_APPEND);
@@ -894,7 +988,7 @@ static bool writes_at_end(const struct tracee *t, const struct ofd *o)
 static void on_data(struct iotrace *io, struct tracee *t, char type,
 		    uint64_t size, int64_t pos, int64_t ret)
 {
-	struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+	struct ofd *o = lookup_fd(io, t, arg_fd(t, 0));
 	struct op op = { .type = type, .result = ret, .size = size };
 	bool at_position = pos < 0;
 
@@ -927,7 +1021,7 @@ static void transfer_side(struct iotrace *io, struct tracee *t, char type,
 			  int fd, uint64_t off_ptr, uint64_t size, int64_t ret,
 			  bool off32)
 {
-	struct ofd *o = lookup_fd(io, t->proc, fd);
+	struct ofd *o = lookup_fd(io, t, fd);
 	struct op op = { .type = type, .result = ret, .size = size, .ofd = o };
 	int64_t pos = 0;
 	int32_t pos32 = 0;
@@ -958,7 +1052,7 @@ static void on_transfer(struct iotrace *io, struct tracee *t, int in_fd,
 {
 	/* i386's sendfile (not sendfile64) takes a 32-bit off_t. */
 	bool off32 = is_i386(t) && t->call.id == SC_SENDFILE;
-	struct ofd *in = lookup_fd(io, t->proc, in_fd);
+	struct ofd *in = lookup_fd(io, t, in_fd);
 	int64_t start = in ? in->offset : -1;
 
 	transfer_side(io, t, 'R', in_fd, in_off, size, ret, off32);
@@ -967,7 +1061,7 @@ static void on_transfer(struct iotrace *io, struct tracee *t, int in_fd,
 	 * it copies, and both are the one description's, which ends up ret
 	 * past where it was, not twice that.
 	 */
-	if (in && !in_off && !out_off && lookup_fd(io, t->proc, out_fd) == in)
+	if (in && !in_off && !out_off && lookup_fd(io, t, out_fd) == in)
 		in->offset = start;
 	transfer_side(io, t, 'W', out_fd, out_off, size, ret, off32);
 }
@@ -977,7 +1071,7 @@ static void clone_side(struct iotrace *io, struct tracee *t, int fd,
 		       int64_t offset, uint64_t size, uint32_t side,
 		       int64_t ret)
 {
-	struct ofd *o = lookup_fd(io, t->proc, fd);
+	struct ofd *o = lookup_fd(io, t, fd);
 	struct op op = { .type = 'K',
 			 .result = ret,
 			 .ofd = o,
@@ -1021,7 +1115,7 @@ static void on_clone(struct iotrace *io, struct tracee *t, int64_t ret)
 
 static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
 {
-	struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+	struct ofd *o = lookup_fd(io, t, arg_fd(t, 0));
 	struct op op = { .type = 'L', .result = ret };
 
 	if (!o)
@@ -1106,9 +1200,9 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 	struct ofd *o;
 
 	if (is_i386(t) || (uint32_t)t->call.args[2] != SEEK_SET || off < 0 ||
-	    off > INT32_MAX || !t->call.alone || fds_of(t->proc)->refs != 1)
+	    off > INT32_MAX || !t->call.alone || caller_fds(t)->refs != 1)
 		return false;
-	o = lookup_fd(io, t->proc, fd);
+	o = lookup_fd(io, t, fd);
 	/* An O_PATH descriptor refuses lseek (EBADF). */
 	if (!o || !o->traced || o->refs != 1 || (o->flags & O_PATH))
 		return false;
@@ -1125,7 +1219,7 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 static void on_range(struct iotrace *io, struct tracee *t, char type, int first,
 		     int64_t ret)
 {
-	struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+	struct ofd *o = lookup_fd(io, t, arg_fd(t, 0));
 	struct op op = { .type = type, .result = ret, .ofd = o };
 
 	if (!o || !o->traced)
@@ -1250,7 +1344,7 @@ static const struct ofd *linked_descriptor(struct iotrace *io, struct tracee *t)
 		fd = flags & AT_SYMLINK_FOLLOW ?
 			     own_fd_path(name, t->proc->rec.pid, t->tid) :
 			     -1;
-	return fd < 0 ? NULL : lookup_fd(io, t->proc, fd);
+	return fd < 0 ? NULL : lookup_fd(io, t, fd);
 }
 
 static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
@@ -1298,7 +1392,7 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 static void on_stat_fd(struct iotrace *io, struct tracee *t, int fd,
 		       int64_t ret)
 {
-	struct ofd *o = lookup_fd(io, t->proc, fd);
+	struct ofd *o = lookup_fd(io, t, fd);
 	struct op op = { .type = 'S', .result = ret, .offset = -1, .ofd = o };
 
 	if (o && o->traced) {
@@ -1397,38 +1491,19 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 	free(t->call.entry_path);
 	t->call.entry_path = NULL;
 	if (ret == 0)
-		fdtable_exec(unshare_fds(t->proc)); /* sizes taken at entry */
-}
-
-/*
- * The tracer keeps one descriptor table per process.  A thread with a
- * table of its own (unshare(CLONE_FILES) in a thread, or a thread made
- * without CLONE_FILES; no libc does either) has descriptors its process's
- * other threads do not see: they are read through its own /proc entry but
- * kept in the process's table, counted, and said in the summary.  A
- * process of one thread that unshares is modelled: its copy is its
- * process's table.
- */
-static void own_fds(struct iotrace *io, struct tracee *t)
-{
-	if (!t->own_fds)
-		io->threads_own_fds++;
-	t->own_fds = true;
+		fdtable_exec(exec_fds(t)); /* sizes taken at entry */
 }
 
 /* unshare(): CLONE_NEWNS unshares the cwd as CLONE_FS does. */
-static void on_unshare(struct iotrace *io, struct tracee *t, int64_t ret)
+static void on_unshare(struct tracee *t, int64_t ret)
 {
 	uint64_t flags = t->call.args[0];
-	bool alone = t->proc->live_threads == 1;
 
 	if (ret != 0)
 		return;
-	if ((flags & CLONE_FILES) && alone)
-		unshare_fds(t->proc);
-	else if (flags & CLONE_FILES)
-		own_fds(io, t);
-	if ((flags & (CLONE_FS | CLONE_NEWNS)) && !alone)
+	if (flags & CLONE_FILES)
+		unshare_caller_fds(t);
+	if ((flags & (CLONE_FS | CLONE_NEWNS)) && t->proc->live_threads > 1)
 		t->proc->cwd_per_call = true;
 }
 
@@ -1464,13 +1539,16 @@ static bool not_shared(struct iotrace *io, pid_t a, pid_t b, int what)
 	return (order == 1 || order == 2) && !exiting(io, a) && !exiting(io, b);
 }
 
-void iotrace_thread(struct iotrace *io, struct tracee *t)
+void iotrace_thread(struct iotrace *io, struct tracee *creator,
+		    struct tracee *t)
 {
-	pid_t view = t->proc->view_tid;
-
-	if (not_shared(io, view, t->tid, KCMP_FILES))
-		own_fds(io, t);
-	if (not_shared(io, view, t->tid, KCMP_FS))
+	if (not_shared(io, creator->tid, t->tid, KCMP_FILES)) {
+		give_own_fds(t, caller_fds(creator));
+	} else if (creator->fds) {
+		t->fds = creator->fds; /* CLONE_FILES: the creator's own */
+		t->fds->refs++;
+	}
+	if (not_shared(io, creator->tid, t->tid, KCMP_FS))
 		t->proc->cwd_per_call = true;
 }
 
@@ -1485,7 +1563,7 @@ static void on_chdir(struct iotrace *io, struct tracee *t, int64_t ret)
 	t->call.entry_path = NULL;
 	if (ret == 0) {
 		if (t->call.id == SC_FCHDIR) {
-			dir = lookup_fd(io, p, arg_fd(t, 0));
+			dir = lookup_fd(io, t, arg_fd(t, 0));
 			free(asked);
 			asked = dir && dir->path[0] == '/' ?
 					xstrdup(dir->path) :
@@ -1502,7 +1580,7 @@ static void on_chdir(struct iotrace *io, struct tracee *t, int64_t ret)
 
 static void on_mmap(struct iotrace *io, struct tracee *t, int64_t ret)
 {
-	struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 4));
+	struct ofd *o = lookup_fd(io, t, arg_fd(t, 4));
 	struct op op = { .type = 'M',
 			 .result = ret,
 			 .ofd = o,
@@ -1677,7 +1755,7 @@ static bool on_untraced_fd(struct iotrace *io, struct tracee *t)
 
 	if (!acts_on_fd0(t))
 		return false;
-	o = lookup_fd(io, t->proc, arg_fd(t, 0));
+	o = lookup_fd(io, t, arg_fd(t, 0));
 	return o && !o->traced;
 }
 
@@ -1714,7 +1792,7 @@ static uint64_t queue_key_of(struct iotrace *io, struct tracee *t)
 
 	if (!positioned && !is_write(t))
 		return 0;
-	o = lookup_fd(io, t->proc, arg_fd(t, 0));
+	o = lookup_fd(io, t, arg_fd(t, 0));
 	if (!o || !o->traced)
 		return 0;
 	if (writes_at_end(t, o))
@@ -1756,7 +1834,7 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_CLOSE:
 		/* One the task had from the start and never used: the
 		 * close of a file is a row all the same. */
-		lookup_fd(io, t->proc, arg_fd(t, 0));
+		lookup_fd(io, t, arg_fd(t, 0));
 		close_fd(io, t, arg_fd(t, 0));
 		break;
 	case SC_CLOSE_RANGE:
@@ -1826,7 +1904,7 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 static void note_new_fd(struct iotrace *io, struct tracee *t, int64_t fd)
 {
 	if (fd >= 0 && fd <= INT32_MAX)
-		lookup_fd(io, t->proc, (int)fd);
+		lookup_fd(io, t, (int)fd);
 }
 
 #define MAX_RIGHTS_BYTES 4096
@@ -1916,7 +1994,7 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 		break;
 	case SC_IOCTL_CLOEXEC:
 		if (ret == 0)
-			fdtable_set_cloexec(fds_of(t->proc), arg_fd(t, 0),
+			fdtable_set_cloexec(caller_fds(t), arg_fd(t, 0),
 					    (uint32_t)t->call.args[1] ==
 						    FIOCLEX);
 		break;
@@ -1925,7 +2003,7 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 		on_exec(io, t, ret);
 		break;
 	case SC_UNSHARE:
-		on_unshare(io, t, ret);
+		on_unshare(t, ret);
 		break;
 	case SC_RECVMSG:
 	case SC_RECVMMSG:
@@ -2021,7 +2099,7 @@ static void exit_meta(struct iotrace *io, struct tracee *t, int64_t ret)
 		break;
 	case SC_FTRUNCATE:
 	case SC_FTRUNCATE64: {
-		struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+		struct ofd *o = lookup_fd(io, t, arg_fd(t, 0));
 		struct op op = { .type = 'T',
 				 .result = ret,
 				 .ofd = o,
@@ -2108,7 +2186,7 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 		break;
 	case SC_FSYNC:
 	case SC_FDATASYNC: {
-		struct ofd *o = lookup_fd(io, t->proc, arg_fd(t, 0));
+		struct ofd *o = lookup_fd(io, t, arg_fd(t, 0));
 		struct op op = {
 			.type = 'F', .result = ret, .ofd = o, .offset = -1
 		};
@@ -2150,12 +2228,11 @@ static void settle_untraced(struct proc_usage *u)
 		u->wchar, u->traced_write_bytes - u->spliced_write_bytes);
 }
 
-void iotrace_process_exit(struct iotrace *io, struct tracee *t)
+/* The files open in fds, which t sees, close with it: their sizes now.
+ * At an exit stop its descriptors are still open. */
+static void sizes_at_close(struct iotrace *io, struct tracee *t,
+			   const struct fdtable *fds)
 {
-	struct fdtable *fds = t->proc->fds;
-
-	settle_untraced(&t->proc->rec.usage);
-	/* At the exit stop its fds are still open: the sizes they close at. */
 	for (int fd = 0; fds && fd < fds->size; fd++) {
 		const struct ofd *o = fds->slot[fd].ofd;
 
@@ -2165,22 +2242,47 @@ void iotrace_process_exit(struct iotrace *io, struct tracee *t)
 	}
 }
 
-void iotrace_fork(struct process *parent, struct process *child)
+/* Whether no other live thread of t's uses its process's table. */
+static bool last_on_process_fds(const struct tracee *t)
 {
+	for (const struct tracee *o = t->proc->threads; o; o = o->next)
+		if (o != t && !o->exit_stopped && !o->fds)
+			return false;
+	return true;
+}
+
+void iotrace_thread_exit(struct iotrace *io, struct tracee *t, bool last)
+{
+	struct process *p = t->proc;
+
+	if (last)
+		settle_untraced(&p->rec.usage);
+	if (t->fds && t->fds->refs == 1)
+		sizes_at_close(io, t, t->fds);
+	else if (!t->fds && (last || (p->fds_split && last_on_process_fds(t))))
+		sizes_at_close(io, t, p->fds);
+}
+
+/* The table the new process starts with: a copy of its creator's, or
+ * that table itself (clone(CLONE_FILES) without CLONE_THREAD). */
+void iotrace_fork(struct tracee *creator, struct process *child)
+{
+	struct process *parent = creator->proc;
+	struct fdtable *fds = creator->fds ? creator->fds : parent->fds;
+
 	if (parent->cwd_hint && !child->cwd_hint)
 		child->cwd_hint = xstrdup(parent->cwd_hint);
 	/* clone(CLONE_FS): a chdir of either moves both. */
-	if (kcmp_order(parent->view_tid, child->view_tid, KCMP_FS) == 0) {
+	if (kcmp_order(creator->tid, child->view_tid, KCMP_FS) == 0) {
 		parent->cwd_per_call = true;
 		child->cwd_per_call = true;
 	}
-	if (child->fds || !parent->fds)
+	if (child->fds || !fds)
 		return;
-	/* clone(CLONE_FILES) without CLONE_THREAD: one table for both. */
-	if (kcmp_order(parent->view_tid, child->view_tid, KCMP_FILES) == 0) {
-		child->fds = parent->fds;
+	if (kcmp_order(creator->tid, child->view_tid, KCMP_FILES) == 0) {
+		child->fds = fds;
 		child->fds->refs++;
 		return;
 	}
-	child->fds = fdtable_copy(parent->fds);
+	child->fds = fdtable_copy(fds);
 }

@@ -34,8 +34,6 @@ struct iotrace {
 	uint64_t dir_renames;
 	/* paths cut at TRACE_PATH_MAX; processes whose cwd was unknown */
 	uint64_t paths_cut, cwds_unknown;
-	/* threads with a descriptor table apart from their process's */
-	uint64_t threads_own_fds;
 	struct opqueues queues; /* operations held to keep offsets exact */
 };
 
@@ -62,12 +60,16 @@ struct tracee *iotrace_exit(struct iotrace *io, struct tracee *t,
 /* t's traced call is over with no exit stop to decode (t died, was
  * detached, or the stop could not be read): the same. */
 struct tracee *iotrace_call_over(struct iotrace *io, struct tracee *t);
-/* The last thread of t's process is at its exit stop. */
-void iotrace_process_exit(struct iotrace *io, struct tracee *t);
-/* fork/vfork: the child starts with a copy of its parent's fd table
- * (at --level files and full only). */
-void iotrace_fork(struct process *parent, struct process *child);
-/* A new thread t: are its descriptor table and cwd its process's? */
-void iotrace_thread(struct iotrace *io, struct tracee *t);
+/* t is at its exit stop; last: its process's last thread.  The files
+ * only it had open (its own table), or only its process had (the last
+ * thread on the process's table), close at the sizes they have now. */
+void iotrace_thread_exit(struct iotrace *io, struct tracee *t, bool last);
+/* fork/vfork/clone by creator: the child starts with a copy of the
+ * creator's fd table, or shares it (at --level files and full only). */
+void iotrace_fork(struct tracee *creator, struct process *child);
+/* A new thread t made by creator: are its descriptor table and cwd its
+ * creator's? */
+void iotrace_thread(struct iotrace *io, struct tracee *creator,
+		    struct tracee *t);
 
 #endif

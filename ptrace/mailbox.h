@@ -22,6 +22,7 @@ enum mail_kind {
 	MAIL_RESUME, /* resume tid (held at an entry stop) with signal arg */
 	MAIL_STOP, /* another thread waited tid's stop: status arg */
 	MAIL_TAKE, /* seize tid, parked for us (inject_park) */
+	MAIL_ANNOUNCE, /* let tid, held for its creator's event, go on */
 };
 
 struct mail {

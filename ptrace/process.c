@@ -21,6 +21,7 @@ static void tracee_free(struct tracee *t)
 {
 	free(t->call.entry_path);
 	free(t->parked);
+	fdtable_put(t->fds);
 	free(t);
 }
 
@@ -289,6 +290,9 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 			free(t->call.entry_path);
 			t->call = former->call;
 			former->call.entry_path = NULL; /* t's now */
+			fdtable_put(t->fds);
+			t->fds = former->fds; /* the table the exec keeps */
+			former->fds = NULL;
 			unlink_thread(p, former);
 			pidmap_remove(&pt->tracees, former_tid);
 			former->end_us = now_realtime_us();

@@ -84,7 +84,10 @@ struct tracee {
 	 * caller counts the others at its own), it is read again at it. */
 	struct proc_io io_seen;
 	bool io_final; /* io_seen was read at its exit stop */
-	bool own_fds; /* a descriptor table apart from its process's */
+	/* A descriptor table apart from its process's (unshare(CLONE_FILES)
+	 * in a thread, a thread made without CLONE_FILES), which a thread it
+	 * makes with CLONE_FILES shares; NULL: its process's. */
+	struct fdtable *fds;
 	int64_t start_us, end_us; /* first seen; its exit stop (0: none) */
 };
 
@@ -117,6 +120,9 @@ struct process {
 	struct child_io *children; /* children's final I/O counters */
 	size_t nchildren, children_alloc;
 	struct fdtable *fds; /* NULL until a traced syscall needs it */
+	/* A thread has had a table of its own: each thread's descriptors
+	 * are read through its own /proc/TID (view_tid's may not be its). */
+	bool fds_split;
 	char *cwd_cache; /* NULL: read /proc/PID/cwd when needed */
 	/* Where its last chdir went, or its parent's cwd at the fork: the
 	 * cwd where /proc cannot say (longer than 4095 bytes). */

@@ -452,21 +452,39 @@ static void announce(struct tracer *tr, struct tracee *t)
 }
 
 /*
- * A creator killed in its fork (SIGKILL, another thread's exit_group)
- * never stops for the event: its held children go on when it is gone,
- * with what is known of their descriptors.  Its children, or its
- * siblings for clone(CLONE_PARENT).
+ * A creator killed in its fork never stops for the event: its held
+ * children go on when it is gone, with what is known of their
+ * descriptors, whichever tracer thread holds them.  Its children, or its
+ * siblings for clone(CLONE_PARENT): those whose parent is pid or ppid.
+ *
+ * When its process is gone (SIGKILL, another thread's exit_group), or at
+ * once at an exec by another thread, which kills it and lets the process
+ * live on: no event can come for a held child of the process then (the
+ * execing thread's own were seen before it could exec), and the child
+ * would wait for ever, the new program maybe for it (tests/helpers/
+ * forkexec.c: 1 run in 40 hung so).
  */
 static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid)
 {
 	struct pidmap *m = &tr->table.tracees;
+	int held = 0;
 
-	for (size_t i = 0; self->held > 0 && i <= m->mask; i++) {
-		struct tracee *t = m->slot[i].value;
+	for (int w = 0; w < tr->nworkers; w++)
+		held += tr->workers[w].held;
+	for (size_t i = 0; held > 0 && i <= m->mask; i++) {
+		struct tracee *c = m->slot[i].value;
+		struct mail mail = { .kind = MAIL_ANNOUNCE };
 
-		if (m->slot[i].key && t->held && t->owner == self->index &&
-		    (t->proc->rec.ppid == pid || t->proc->rec.ppid == ppid))
-			announce(tr, t);
+		if (!m->slot[i].key || !c->held ||
+		    (c->proc->rec.ppid != pid && c->proc->rec.ppid != ppid))
+			continue;
+		held--;
+		if (c->owner == self->index) {
+			announce(tr, c);
+			continue;
+		}
+		mail.tid = c->tid;
+		mailbox_post(&tr->workers[c->owner].box, &mail);
 	}
 }
 
@@ -855,8 +873,8 @@ static void handle_exit_stop(struct tracer *tr, struct tracee *t)
 	if (last && t->proc->rec.pid == tr->main_pid)
 		signals_main_ended();
 	signals_settle();
-	if (last && tr->io_on)
-		iotrace_process_exit(&tr->io, t);
+	if (tr->io_on)
+		iotrace_thread_exit(&tr->io, t, last);
 }
 
 static void handle_stop(struct tracer *tr, pid_t tid, int status)
@@ -888,10 +906,10 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 			if (child && child->proc != t->proc) {
 				process_forked(child->proc, t->proc);
 				if (tr->io_on)
-					iotrace_fork(t->proc, child->proc);
+					iotrace_fork(t, child->proc);
 				inherit_scope(tr, t, child->proc);
 			} else if (child && tr->io_on) {
-				iotrace_thread(&tr->io, child);
+				iotrace_thread(&tr->io, t, child);
 			}
 			if (child)
 				announce(tr, child);
@@ -905,6 +923,9 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0)
 			msg = (unsigned long)tid;
 		process_exec(&tr->table, t, (pid_t)msg);
+		if (tr->io_on)
+			release_orphaned(tr, t->proc->rec.pid,
+					 t->proc->rec.pid);
 		t->proc->inject_page = 0; /* a new address space */
 		if (!tr->main_execed && t->proc->rec.pid == tr->main_pid)
 			start_scope(tr, t->proc);
@@ -1101,6 +1122,10 @@ static void read_mail(struct tracer *tr)
 			break;
 		case MAIL_TAKE:
 			take_over(tr, &m);
+			break;
+		case MAIL_ANNOUNCE:
+			if (t && t->held && t->owner == self->index)
+				announce(tr, t);
 			break;
 		}
 	}

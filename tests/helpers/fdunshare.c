@@ -14,6 +14,17 @@
  *                      without CLONE_FILES.
  *   fdunshare shared   The same from a thread that does not unshare.
  *
+ * And a thread's table of its own, used (split: after unshare(CLONE_FILES);
+ * splitclone: a thread made without CLONE_FILES):
+ *
+ *   fdunshare split [exec]       The thread opens t.txt (fd 3) and writes
+ *   fdunshare splitclone [exec]  "thread"; then the first thread opens
+ *                                m.txt, fd 3 in its table, writes "main!"
+ *                                and closes it; then the thread forks a
+ *                                child that writes "+kid" to its fd 3,
+ *                                and closes t.txt, or with exec execs
+ *                                sh, which writes "+sh" to fd 3.
+ *
  * And cwds that part (run in a directory with a subdirectory sub):
  *
  *   fdunshare fsthread   A thread unshare(CLONE_FS)s, chdirs to sub and
@@ -182,6 +193,93 @@ static int run_clone(int leave_out)
 	return main_thread_io(leave_out == CLONE_FS);
 }
 
+static atomic_int split_stage;
+static char *const split_sh[] = { "sh", "-c", "printf +sh >&3", NULL };
+
+static void split_await(int stage)
+{
+	while (atomic_load(&split_stage) != stage)
+		syscall(SYS_sched_yield);
+}
+
+/* The thread of split, on a table of its own: raw syscalls only. */
+static void split_thread_io(bool exec_sh)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "t.txt",
+			      O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	long pid;
+	int status;
+
+	if (fd != 3 || syscall(SYS_write, fd, "thread", 6) != 6)
+		syscall(SYS_exit_group, 2);
+	atomic_store(&split_stage, 1);
+	split_await(2);
+	pid = syscall(SYS_fork);
+	if (pid == 0) {
+		if (syscall(SYS_write, fd, "+kid", 4) != 4)
+			syscall(SYS_exit_group, 3);
+		syscall(SYS_exit_group, 0);
+	}
+	if (pid < 0 || syscall(SYS_wait4, pid, &status, 0, NULL) != pid ||
+	    status != 0)
+		syscall(SYS_exit_group, 4);
+	if (exec_sh) {
+		syscall(SYS_execve, "/bin/sh", split_sh, environ);
+		syscall(SYS_exit_group, 5);
+	}
+	syscall(SYS_close, fd);
+	atomic_store(&split_stage, 3);
+}
+
+static void *split_pthread_main(void *exec_sh)
+{
+	if (unshare(CLONE_FILES) < 0)
+		die("unshare");
+	split_thread_io(exec_sh != NULL);
+	return NULL;
+}
+
+static int split_clone_main(void *exec_sh)
+{
+	split_thread_io(exec_sh != NULL);
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
+/* The first thread of split: its fd 3 is m.txt.  An exec by the other
+ * thread ends it while it waits. */
+static int run_split(bool by_clone, bool exec_sh)
+{
+	int flags = CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD |
+		    CLONE_SYSVSEM;
+	char *stack = malloc(STACK_SIZE);
+	void *arg = exec_sh ? "exec" : NULL;
+	pthread_t th;
+	bool made;
+	int fd;
+
+	if (!stack)
+		die("malloc");
+	if (by_clone)
+		made = clone(split_clone_main, stack + STACK_SIZE, flags,
+			     arg) >= 0;
+	else
+		made = pthread_create(&th, NULL, split_pthread_main, arg) == 0;
+	if (!made)
+		die("thread");
+	split_await(1);
+	fd = create("m.txt");
+	if (fd != 3)
+		die("m.txt is not fd 3");
+	put(fd, "main!");
+	close(fd);
+	atomic_store(&split_stage, 2);
+	split_await(3);
+	if (!by_clone && pthread_join(th, NULL) != 0)
+		die("pthread_join");
+	return 0;
+}
+
 static int fs_child_main(void *arg)
 {
 	(void)arg;
@@ -209,7 +307,13 @@ static int run_fs_process(void)
 
 int main(int argc, char **argv)
 {
-	const char *mode = argc == 2 ? argv[1] : "";
+	const char *mode = argc >= 2 ? argv[1] : "";
+	bool exec_sh = argc == 3 && strcmp(argv[2], "exec") == 0;
+
+	if (argc > 3 || (argc == 3 && !exec_sh))
+		mode = "";
+	else if (argc == 3 && strncmp(mode, "split", 5) != 0)
+		mode = "";
 
 	if (strcmp(mode, "process") == 0)
 		return run_process();
@@ -225,7 +329,10 @@ int main(int argc, char **argv)
 		return run_clone(CLONE_FS);
 	if (strcmp(mode, "fsprocess") == 0)
 		return run_fs_process();
+	if (strcmp(mode, "split") == 0 || strcmp(mode, "splitclone") == 0)
+		return run_split(mode[5] != '\0', exec_sh);
 	fprintf(stderr, "usage: fdunshare process|thread|clone|shared|"
-			"fsthread|fsclone|fsprocess\n");
+			"fsthread|fsclone|fsprocess|split [exec]|"
+			"splitclone [exec]\n");
 	return 64;
 }

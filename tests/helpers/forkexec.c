@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+/*
+ * forkexec MS: a thread forks children as fast as it can (each exits at
+ * once) while the first thread, after MS milliseconds, execs this program
+ * again as "forkexec reap", which waits for every child the process has
+ * and prints "reaped".  The exec kills the forking thread,
+ * often in the middle of a fork: the child is made, but its creator never
+ * stops for the fork event.  A tracer that holds a new child until that
+ * event must let it go at the exec, or the reaper waits for ever.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *fork_forever(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+	}
+	return NULL;
+}
+
+static int reap(void)
+{
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	if (errno != ECHILD) {
+		perror("wait");
+		return 1;
+	}
+	puts("reaped");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec pause = { 0, 0 };
+	pthread_t th;
+	long ms;
+
+	if (argc == 2 && strcmp(argv[1], "reap") == 0)
+		return reap();
+	ms = argc == 2 ? strtol(argv[1], NULL, 10) : -1;
+	if (ms < 0 || ms > 10000) {
+		fprintf(stderr, "usage: forkexec MS | forkexec reap\n");
+		return 64;
+	}
+	pause.tv_sec = ms / 1000;
+	pause.tv_nsec = (ms % 1000) * 1000000L;
+	for (int i = 0; i < 6; i++)
+	if (pthread_create(&th, NULL, fork_forever, NULL) != 0) {
+		fprintf(stderr, "forkexec: pthread_create failed\n");
+		return 1;
+	}
+	nanosleep(&pause, NULL);
+	execl("/proc/self/exe", argv[0], "reap", (char *)NULL);
+	perror("execl");
+	return 1;
+}
