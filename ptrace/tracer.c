@@ -462,7 +462,7 @@ static void announce(struct tracer *tr, struct tracee *t)
  * live on: no event can come for a held child of the process then (the
  * execing thread's own were seen before it could exec), and the child
  * would wait for ever, the new program maybe for it (tests/helpers/
- * forkexec.c: 1 run in 40 hung so).
+ * forkexec.c: 1 to 3 runs in 100 hung so).
  */
 static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid)
 {
