@@ -414,8 +414,37 @@ static struct ofd *description_in(const struct fd_owner *q,
 	return NULL;
 }
 
-/* The description of p's fd in any other traced process: one sent over
- * a socket (SCM_RIGHTS) or taken with pidfd_getfd, on any number. */
+/* The table a live thread u of q's uses, seen through its own /proc
+ * entry. */
+static struct fd_owner thread_owner(struct process *q, struct tracee *u)
+{
+	return (struct fd_owner){ q, u->fds ? u->fds : fds_of(q), u->tid };
+}
+
+/* The description of p's fd in a table of q's other than p's: its
+ * process's, or, once a thread of it has had one, each thread's. */
+static struct ofd *description_in_process(struct process *q,
+					  const struct fd_owner *p, int fd,
+					  uint64_t inode_id, int *probes)
+{
+	struct fd_owner w = process_owner(q);
+	struct ofd *o = NULL;
+
+	if (!q->fds_split)
+		return w.fds == p->fds ?
+			       NULL :
+			       description_in(&w, p, fd, inode_id, probes);
+	for (struct tracee *u = q->threads; u && !o && *probes > 0;
+	     u = u->next) {
+		w = thread_owner(q, u);
+		if (!u->exit_stopped && w.fds != p->fds)
+			o = description_in(&w, p, fd, inode_id, probes);
+	}
+	return o;
+}
+
+/* The description of p's fd in any other table: one sent over a socket
+ * (SCM_RIGHTS) or taken with pidfd_getfd, on any number. */
 static struct ofd *description_anywhere(struct iotrace *io,
 					const struct fd_owner *p, int fd,
 					uint64_t inode_id, int *probes)
@@ -423,16 +452,35 @@ static struct ofd *description_anywhere(struct iotrace *io,
 	const struct pidmap *m = io->processes;
 
 	for (size_t i = 0; m && i <= m->mask && *probes > 0; i++) {
-		struct process *q = m->slot[i].value;
-		struct fd_owner w;
 		struct ofd *o;
 
-		if (!m->slot[i].key || q == p->proc || fds_of(q) == p->fds)
+		if (!m->slot[i].key)
 			continue;
-		w = process_owner(q);
-		o = description_in(&w, p, fd, inode_id, probes);
+		o = description_in_process(m->slot[i].value, p, fd, inode_id,
+					   probes);
 		if (o)
 			return o;
+	}
+	return NULL;
+}
+
+/* p's fd is the same description as the parent's fd of that number: the
+ * parent's table that has it (a thread's own, once it has had one). */
+static struct ofd *parent_description(struct iotrace *io,
+				      struct process *parent,
+				      const struct fd_owner *p, int fd)
+{
+	struct fd_owner w = process_owner(parent);
+
+	if (!parent->fds_split)
+		return same_description(p->view, fd, w.view, fd) ?
+			       lookup_in(io, &w, fd) :
+			       NULL;
+	for (struct tracee *u = parent->threads; u; u = u->next) {
+		w = thread_owner(parent, u);
+		if (!u->exit_stopped &&
+		    same_description(p->view, fd, u->tid, fd))
+			return lookup_in(io, &w, fd);
 	}
 	return NULL;
 }
@@ -451,7 +499,6 @@ static struct ofd *known_description(struct iotrace *io,
 {
 	int probes = MAX_DESCRIPTION_PROBES;
 	struct process *parent;
-	struct fd_owner w;
 	struct ofd *o;
 
 	if (!inode_id)
@@ -463,10 +510,10 @@ static struct ofd *known_description(struct iotrace *io,
 				 NULL;
 	/* A parent started first: a recycled pid cannot make a loop. */
 	if (parent && parent != p->proc &&
-	    parent->rec.start_us <= p->proc->rec.start_us &&
-	    same_description(p->view, fd, parent->view_tid, fd)) {
-		w = process_owner(parent);
-		return lookup_in(io, &w, fd);
+	    parent->rec.start_us <= p->proc->rec.start_us) {
+		o = parent_description(io, parent, p, fd);
+		if (o)
+			return o;
 	}
 	return description_anywhere(io, p, fd, inode_id, &probes);
 }
@@ -1539,10 +1586,17 @@ static bool not_shared(struct iotrace *io, pid_t a, pid_t b, int what)
 	return (order == 1 || order == 2) && !exiting(io, a) && !exiting(io, b);
 }
 
+/*
+ * A new thread is not held for its creator's event, as a new process is:
+ * it may have run first, and unshared its table already, which is then
+ * its own and stays so.
+ */
 void iotrace_thread(struct iotrace *io, struct tracee *creator,
 		    struct tracee *t)
 {
-	if (not_shared(io, creator->tid, t->tid, KCMP_FILES)) {
+	if (t->fds) {
+		/* its unshare(CLONE_FILES) came before this event */
+	} else if (not_shared(io, creator->tid, t->tid, KCMP_FILES)) {
 		give_own_fds(t, caller_fds(creator));
 	} else if (creator->fds) {
 		t->fds = creator->fds; /* CLONE_FILES: the creator's own */

@@ -1165,6 +1165,11 @@ static struct tracee *new_tracee(struct tracer *tr, pid_t tid)
 	owner_from_tracer_pid(tr, t, t->tracer_tid);
 	t->unannounced = tr->io_on && tid == p->rec.pid && p->threads == t &&
 			 !t->next && tid != tr->main_pid;
+	/* A new thread of a process whose threads have tables of their own
+	 * waits too: whether it shares its creator's table, and which, the
+	 * event tells (a thread that ran first used the process's). */
+	if (tr->io_on && tid != p->rec.pid && p->fds_split)
+		t->unannounced = true;
 	return t;
 }
 

@@ -1309,7 +1309,11 @@ def test_random_operations_match_the_kernel(tmp_path, program, seed, level):
     end, truncate, sendfile, copy_file_range and splice, fsync, fallocate,
     mmap, stat, rename and unlink of open files, calls that fail) through
     descriptors that dup, dup2, dup3, fork, threads, exec and SCM_RIGHTS
-    share (close-on-exec ones closed, set by open, dup3, fcntl or ioctl),
+    share (a thread one time in two on a table of its own, after
+    unshare(CLONE_FILES): found, its opens were looked for in the wrong
+    tables, and a thread that ran before its creator's clone event had its
+    calls on the process's table or lost its own; close-on-exec ones
+    closed, set by open, dup3, fcntl or ioctl),
     close and close_range, on paths that are
     absolute, relative to a cwd that chdir and fchdir move, through "..",
     or relative to a directory descriptor; every CPU busy.  randio32 is

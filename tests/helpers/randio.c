@@ -2,7 +2,9 @@
 /*
  * randio SEED OPS DIR: OPS file operations drawn from SEED on a few files
  * in DIR and DIR/sub, through descriptors that open, dup, dup2, dup3,
- * fork, threads, exec (this program execs itself to go on with those not
+ * fork, threads (one on a table of its own after unshare(CLONE_FILES),
+ * whose opens and closes end with it), exec (this program execs itself
+ * to go on with those not
  * close-on-exec) and SCM_RIGHTS to a child share, close, close_range and
  * reuse: reads and writes
  * of every kind (sequential, positional, vectored, preadv2/pwritev2 at the
@@ -18,9 +20,9 @@
  *
  * It prints one line per operation, the oracle for io.csv, taken from the
  * kernel and not from a model of it: the file position a call used is
- * /proc/self/fdinfo/N's pos before it, or where an append put the data
- * (the size after, less the bytes written); the file is the dev:ino of
- * /proc/self/fd/N, an open's path that link's target (paths under /proc
+ * /proc/thread-self/fdinfo/N's pos before it, or where an append put the
+ * data (the size after, less the bytes written); the file is the dev:ino
+ * of /proc/thread-self/fd/N, an open's path that link's target (paths under /proc
  * are not traced, so these reads add no rows).  One line:
  *   TID TYPE OFD OFFSET SIZE RESULT DEV:INO PATH PATH2
  * OFD numbers this program's opens (dup and fork share one, as the
@@ -132,7 +134,8 @@ static long long result(long long ret)
 	return ret < 0 ? -errno : ret;
 }
 
-/* /proc/self/fdinfo/N's "pos:" and "flags:" (octal) lines. */
+/* /proc/thread-self/fdinfo/N's "pos:" and "flags:" (octal) lines: the
+ * calling thread's table, which may be its own (op_thread). */
 static void fd_info(int fd, long long *pos, int *flags)
 {
 	char path[64], text[512];
@@ -140,7 +143,7 @@ static void fd_info(int fd, long long *pos, int *flags)
 	ssize_t n;
 	int info;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(path, sizeof(path), "/proc/thread-self/fdinfo/%d", fd);
 	info = open(path, O_RDONLY | O_CLOEXEC);
 	if (info < 0)
 		die(path);
@@ -190,7 +193,7 @@ static struct stat64 fd_stat(int fd)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	snprintf(path, sizeof(path), "/proc/thread-self/fd/%d", fd);
 	return proc_stat(path);
 }
 
@@ -226,7 +229,7 @@ static void fd_path(int fd, char *path, size_t size)
 	char link[64];
 	ssize_t n;
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", fd);
 	n = readlink(link, path, size - 1);
 	if (n < 0)
 		die(link);
@@ -948,21 +951,35 @@ static void op_sendfd(void)
 	wait_for(pid);
 }
 
-static void *thread_main(void *arg)
+static void *thread_main(void *own_table)
 {
-	(void)arg;
+	if (own_table && unshare(CLONE_FILES) < 0)
+		die("unshare");
 	run_ops(1 + (int)pick(12));
 	return NULL;
 }
 
-/* A thread shares the table: its closes and opens are the process's. */
+/*
+ * A thread shares the table: its closes and opens are the process's.  One
+ * time in two it unshare(CLONE_FILES)s first and has a table of its own:
+ * a copy of the process's, the same descriptions, whose opens, dups and
+ * closes are its own and which the kernel closes when it ends, so the
+ * process's table is as it was before.  (Not an operation of its own: one
+ * more that nests runs makes their tree grow without end.)
+ */
 static void op_thread(void)
 {
+	bool own_table = pick(2);
+	struct slot kept[SLOTS];
 	pthread_t th;
 
-	if (pthread_create(&th, NULL, thread_main, NULL) != 0 ||
+	memcpy(kept, slots, sizeof(kept));
+	if (pthread_create(&th, NULL, thread_main,
+			   own_table ? "own table" : NULL) != 0 ||
 	    pthread_join(th, NULL) != 0)
 		die("thread");
+	if (own_table)
+		memcpy(slots, kept, sizeof(kept));
 }
 
 static void run_ops(int count)
