@@ -119,10 +119,11 @@ static void normalise_path(char *path)
 }
 
 /* Whose /proc entry shows t's descriptors: its process's, or its own
- * once a thread of the process has had a table of its own. */
+ * once a thread of the process has had a table of its own (a thread with
+ * one has split its process). */
 static pid_t fd_view(const struct tracee *t)
 {
-	return t->fds || t->proc->fds_split ? t->tid : t->proc->view_tid;
+	return t->proc->fds_split ? t->tid : t->proc->view_tid;
 }
 
 /*
@@ -414,13 +415,6 @@ static struct ofd *description_in(const struct fd_owner *q,
 	return NULL;
 }
 
-/* The table a live thread u of q's uses, seen through its own /proc
- * entry. */
-static struct fd_owner thread_owner(struct process *q, struct tracee *u)
-{
-	return (struct fd_owner){ q, u->fds ? u->fds : fds_of(q), u->tid };
-}
-
 /* The description of p's fd in a table of q's other than p's: its
  * process's, or, once a thread of it has had one, each thread's. */
 static struct ofd *description_in_process(struct process *q,
@@ -436,7 +430,7 @@ static struct ofd *description_in_process(struct process *q,
 			       description_in(&w, p, fd, inode_id, probes);
 	for (struct tracee *u = q->threads; u && !o && *probes > 0;
 	     u = u->next) {
-		w = thread_owner(q, u);
+		w = caller_owner(u);
 		if (!u->exit_stopped && w.fds != p->fds)
 			o = description_in(&w, p, fd, inode_id, probes);
 	}
@@ -477,7 +471,7 @@ static struct ofd *parent_description(struct iotrace *io,
 			       lookup_in(io, &w, fd) :
 			       NULL;
 	for (struct tracee *u = parent->threads; u; u = u->next) {
-		w = thread_owner(parent, u);
+		w = caller_owner(u);
 		if (!u->exit_stopped &&
 		    same_description(p->view, fd, u->tid, fd))
 			return lookup_in(io, &w, fd);
@@ -1594,11 +1588,9 @@ static bool not_shared(struct iotrace *io, pid_t a, pid_t b, int what)
 void iotrace_thread(struct iotrace *io, struct tracee *creator,
 		    struct tracee *t)
 {
-	if (t->fds) {
-		/* its unshare(CLONE_FILES) came before this event */
-	} else if (not_shared(io, creator->tid, t->tid, KCMP_FILES)) {
+	if (!t->fds && not_shared(io, creator->tid, t->tid, KCMP_FILES)) {
 		give_own_fds(t, caller_fds(creator));
-	} else if (creator->fds) {
+	} else if (!t->fds && creator->fds) {
 		t->fds = creator->fds; /* CLONE_FILES: the creator's own */
 		t->fds->refs++;
 	}
