@@ -77,23 +77,60 @@ int parse_proc_stat(const char *text, struct proc_stat *st)
 	return 0;
 }
 
-/* "Key:\tvalue kB" -> value, when line starts with key. */
-static bool keyed_u64(const char *line, const char *key, uint64_t *out)
+/* The value of a "Key:\tvalue" line, past its blanks; NULL if line's key
+ * is another. */
+static const char *value_of_key(const char *line, const char *key)
 {
 	size_t klen = strlen(key);
 	const char *p;
-	char num[24];
-	size_t n = 0;
 
 	if (strncmp(line, key, klen) != 0 || line[klen] != ':')
-		return false;
+		return NULL;
 	p = line + klen + 1;
 	while (*p == ' ' || *p == '\t')
 		p++;
+	return p;
+}
+
+/* "Key:\tvalue kB" -> value, when line starts with key. */
+static bool keyed_u64(const char *line, const char *key, uint64_t *out)
+{
+	const char *p = value_of_key(line, key);
+	char num[24];
+	size_t n = 0;
+
+	if (!p)
+		return false;
 	while (isdigit((unsigned char)*p) && n < sizeof(num) - 1)
 		num[n++] = *p++;
 	num[n] = '\0';
 	return parse_u64(num, out);
+}
+
+static unsigned hex_digit(char c)
+{
+	return isdigit((unsigned char)c) ?
+		       (unsigned)(c - '0') :
+		       (unsigned)(tolower((unsigned char)c) - 'a' + 10);
+}
+
+/* "Key:\t0000000000004000" -> 0x4000 (a signal mask), when line starts
+ * with key; more than 16 digits are not a mask. */
+static bool keyed_hex64(const char *line, const char *key, uint64_t *out)
+{
+	const char *p = value_of_key(line, key);
+	uint64_t v = 0;
+	int n = 0;
+
+	if (!p)
+		return false;
+	for (; isxdigit((unsigned char)*p); p++, n++) {
+		if (n == 16)
+			return false;
+		v = v << 4 | hex_digit(*p);
+	}
+	*out = v;
+	return n > 0;
 }
 
 int parse_proc_status(const char *text, struct proc_status *st)
@@ -124,6 +161,9 @@ int parse_proc_status(const char *text, struct proc_status *st)
 			st->no_new_privs = v == 1;
 		else if (keyed_u64(line, "Seccomp_filters", &v))
 			st->seccomp_filters = v;
+		else if (keyed_hex64(line, "SigPnd", &v) ||
+			 keyed_hex64(line, "ShdPnd", &v))
+			st->sig_pending |= v;
 		line = strchr(line, '\n');
 		if (line)
 			line++;

@@ -33,6 +33,9 @@ struct proc_status {
 	bool has_vm; /* kernel threads and zombies have no Vm* lines */
 	bool no_new_privs;
 	uint64_t seccomp_filters; /* Linux 5.9; 0 before */
+	/* SigPnd | ShdPnd: the signals pending for the thread or its
+	 * process, bit sig - 1 for sig. */
+	uint64_t sig_pending;
 };
 
 struct proc_io {

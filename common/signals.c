@@ -77,18 +77,25 @@ static char *put_str(char *p, const char *s)
  * for its whole process) that iowrap traces?  Only syscalls and
  * parse_proc_status's string work: async-signal-safe.
  */
-static bool traced_by_us(pid_t pid)
+/* /proc/TID/status, async-signal-safe. */
+static int read_status(pid_t tid, struct proc_status *st)
 {
 	char path[48], buf[2048];
+
+	*put_str(put_decimal(put_str(path, "/proc/"), (unsigned)tid),
+		 "/status") = '\0';
+	if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
+		return -1;
+	return parse_proc_status(buf, st);
+}
+
+static bool traced_by_us(pid_t pid)
+{
+	char path[48];
 	struct proc_status st;
 	char *p;
 
-	if (pid <= 0)
-		return false;
-	p = put_decimal(put_str(path, "/proc/"), (unsigned)pid);
-	*put_str(p, "/status") = '\0';
-	if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) < 0 ||
-	    parse_proc_status(buf, &st) < 0 || st.tgid != pid)
+	if (pid <= 0 || read_status(pid, &st) < 0 || st.tgid != pid)
 		return false;
 	/* TracerPid is the tracing thread's id: any of iowrap's threads. */
 	if (st.tracer_pid <= 0)
@@ -313,20 +320,49 @@ unsigned signals_scans_finished(void)
 	return atomic_load(&scans_finished);
 }
 
+/* Until the scans started so far have finished. */
+static void wait_for_scans(unsigned started)
+{
+	struct timespec nap = { .tv_nsec = 100000 };
+
+	while ((int)(started - atomic_load(&scans_finished)) > 0)
+		nanosleep(&nap, NULL);
+}
+
 void signals_catch_up(pid_t pid, unsigned finished)
 {
 	unsigned started = atomic_load(&scans_started);
-	struct timespec nap = { .tv_nsec = 100000 };
 
 	if (started == finished)
 		return; /* none since the park */
 	/* A scan under way may still reach pid: after it, so that its
 	 * signal and this one merge while pid is held. */
-	while ((int)(started - atomic_load(&scans_finished)) > 0)
-		nanosleep(&nap, NULL);
+	wait_for_scans(started);
 	for (int sig = 1; sig < NSIG; sig++)
 		if (atomic_load(&last_scan_of[sig]) > finished)
 			kill(pid, sig);
+}
+
+bool signals_scanned(void)
+{
+	return atomic_load(&scans_started) != 0;
+}
+
+void signals_share_pending(pid_t creator, pid_t child)
+{
+	unsigned started = atomic_load(&scans_started);
+	struct proc_status st;
+
+	if (started == 0)
+		return;
+	/* A scan under way may still reach the creator. */
+	wait_for_scans(started);
+	if (read_status(creator, &st) < 0)
+		return;
+	for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+		if (atomic_load(&last_scan_of[sig]) &&
+		    (st.sig_pending & (UINT64_C(1) << (sig - 1))))
+			signal_if_traced(child, sig);
 }
 
 static bool main_has_exited(void)

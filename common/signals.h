@@ -48,6 +48,20 @@ void signals_settle(void);
  */
 unsigned signals_scans_finished(void);
 void signals_catch_up(pid_t pid, unsigned finished);
+/*
+ * A scan signals each process once, and a process forked meanwhile may be
+ * missed: its pid is given out before, and it shows in /proc only after,
+ * the scan tries it; and the kernel gives a signal that comes in the
+ * middle of a fork to the parent alone, unless it was sent to a whole
+ * process group.  So a process forked while its parent has a forwarded
+ * signal pending gets that signal too, as a process group's would: at the
+ * creator's fork event, from its tid, while the child has not run yet (so
+ * that the scan's own, if it came, merges with this one).
+ * signals_scanned() is false until the first scan, and then nothing is
+ * read.
+ */
+bool signals_scanned(void);
+void signals_share_pending(pid_t creator, pid_t child);
 /* A SIGALRM every second sets signals_tick (and interrupts waitpid). */
 void signals_start_ticker(void);
 void signals_stop_ticker(void);

@@ -904,6 +904,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 				&tr->table, (pid_t)msg, t->proc);
 
 			if (child && child->proc != t->proc) {
+				if (child->fresh)
+					signals_share_pending(tid, child->tid);
 				process_forked(child->proc, t->proc);
 				if (tr->io_on)
 					iotrace_fork(t, child->proc);
@@ -923,9 +925,7 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0)
 			msg = (unsigned long)tid;
 		process_exec(&tr->table, t, (pid_t)msg);
-		if (tr->io_on)
-			release_orphaned(tr, t->proc->rec.pid,
-					 t->proc->rec.pid);
+		release_orphaned(tr, t->proc->rec.pid, t->proc->rec.pid);
 		t->proc->inject_page = 0; /* a new address space */
 		if (!tr->main_execed && t->proc->rec.pid == tr->main_pid)
 			start_scope(tr, t->proc);
@@ -1163,8 +1163,12 @@ static struct tracee *new_tracee(struct tracer *tr, pid_t tid)
 	const struct process *p = t->proc;
 
 	owner_from_tracer_pid(tr, t, t->tracer_tid);
-	t->unannounced = tr->io_on && tid == p->rec.pid && p->threads == t &&
-			 !t->next && tid != tr->main_pid;
+	/* At --level summary only once a forwarded signal has been scanned
+	 * for: the creator may have one to share (signals_share_pending),
+	 * and a process that has run could get it twice. */
+	t->unannounced = (tr->io_on || signals_scanned()) &&
+			 tid == p->rec.pid && p->threads == t && !t->next &&
+			 tid != tr->main_pid;
 	/* A new thread of a process whose threads have tables of their own
 	 * waits too: whether it shares its creator's table, and which, the
 	 * event tells (a thread that ran first used the process's). */

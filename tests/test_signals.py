@@ -155,6 +155,46 @@ def test_sigterm_after_the_main_process_reaches_children_forked_meanwhile(
         assert {r["exit_signal"] for r in others} == {"15"}, run
 
 
+def children_of(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return []
+
+
+@pytest.mark.parametrize("level", ["summary", "files", "full"])
+def test_sigterm_reaches_a_child_forked_while_it_came(tmp_path, level):
+    """Each fork of slowfork copies 10,000 memory areas (about 25 ms
+    here), so the SIGTERM the scan sends it comes in the middle of a fork:
+    the kernel gives it to slowfork alone, and the child's pid is given
+    out after the scan has tried the new pids.  The child gets it at its
+    creator's fork event (signals_share_pending).  Without that it waited
+    in pause() for ever, and iowrap for it: 10 runs of 10 at files, 5 of 5
+    at summary."""
+    for run in range(3):
+        out = tmp_path / str(run)
+        out.mkdir()
+        main, forker = out / "main", out / "forker"
+        p = start(out, "sh", "-c",
+                  f"{helper('slowfork')} 10000 1000 & echo $! > {forker}; "
+                  f"echo $$ > {main}; exit 3", opts=("-l", level))
+        wait_for_file(main)
+        while not main.read_text().strip():
+            time.sleep(0.002)
+        pid_gone(int(main.read_text()), poll=0.002)
+        deadline = time.monotonic() + 10
+        while len(children_of(int(forker.read_text()))) < 2:
+            assert time.monotonic() < deadline, "slowfork never forked"
+            time.sleep(0.002)
+        _, err = terminate(p)
+        assert (p.returncode, err) == (3, ""), run
+        procs = Trace(p, out / "t").procs
+        others = [r for r in procs if r["pid"] != main.read_text().strip()]
+        assert len(others) >= 3, run  # slowfork and two children
+        assert {r["exit_signal"] for r in others} == {"15"}, run
+
+
 def test_stopped_task_can_be_continued(tmp_path):
     """kill -STOP / -CONT on the task: a group-stop under ptrace must be
     held with PTRACE_LISTEN, not swallowed, and SIGCONT must end it."""

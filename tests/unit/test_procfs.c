@@ -152,7 +152,8 @@ static const char status_running[] = "Name:\tcat\n"
 				     "CoreDumping:\t0\n"
 				     "Threads:\t4\n"
 				     "SigQ:\t0/96365\n"
-				     "SigPnd:\t0000000000000000\n"
+				     "SigPnd:\t0000000000000001\n"
+				     "ShdPnd:\t0000000000004000\n"
 				     "Cpus_allowed_list:\t0-1\n"
 				     "voluntary_ctxt_switches:\t150\n"
 				     "nonvoluntary_ctxt_switches:\t27\n";
@@ -170,6 +171,7 @@ static void procfs_status_running(void)
 	CHECK_UINT(st.threads, 4);
 	CHECK_UINT(st.ctxt_voluntary, 150);
 	CHECK_UINT(st.ctxt_involuntary, 27);
+	CHECK_UINT(st.sig_pending, 0x4001); /* SIGHUP, SIGTERM */
 	CHECK(st.has_vm);
 }
 
@@ -214,6 +216,17 @@ static void procfs_status_edges(void)
 	CHECK_INT(parse_proc_status("NStgid:\t5\nPPid:\t3\n", &st), -EINVAL);
 	CHECK_INT(parse_proc_status("Tgid:\tabc\n", &st), -EINVAL);
 	CHECK_INT(parse_proc_status("Tgid\t12\n", &st), -EINVAL);
+
+	/* A pending mask of more than 64 bits, or none, is not read. */
+	CHECK_INT(parse_proc_status("Tgid:\t12\nShdPnd:\t10000000000000000\n"
+				    "SigPnd:\t\n",
+				    &st),
+		  0);
+	CHECK_UINT(st.sig_pending, 0);
+	CHECK_INT(parse_proc_status("Tgid:\t12\nShdPnd:\tFfffffffFFFFFFFF\n",
+				    &st),
+		  0);
+	CHECK_UINT(st.sig_pending, UINT64_MAX);
 
 	/* Last line without a newline; only VmHWM present. */
 	CHECK_INT(parse_proc_status("Tgid:\t12\nVmHWM:\t  88 kB", &st), 0);
