@@ -1581,6 +1581,24 @@ static bool not_shared(struct iotrace *io, pid_t a, pid_t b, int what)
 }
 
 /*
+ * Compared with another live thread of its process, which is on the
+ * process's table (new threads of a process that has split wait anyway):
+ * a new thread has not run, so a table or cwd apart is one its creator
+ * did not share with it.  Where the other has dropped its own (exiting),
+ * or the kcmp fails, it may: the wait costs less than a wrong table.
+ */
+bool iotrace_thread_may_part(const struct tracee *t)
+{
+	for (const struct tracee *o = t->proc->threads; o; o = o->next) {
+		if (o == t || o->exit_stopped)
+			continue;
+		return kcmp_order(o->tid, t->tid, KCMP_FILES) != 0 ||
+		       kcmp_order(o->tid, t->tid, KCMP_FS) != 0;
+	}
+	return true;
+}
+
+/*
  * A new thread is not held for its creator's event, as a new process is:
  * it may have run first, and unshared its table already, which is then
  * its own and stays so.

@@ -67,6 +67,10 @@ void iotrace_thread_exit(struct iotrace *io, struct tracee *t, bool last);
 /* fork/vfork/clone by creator: the child starts with a copy of the
  * creator's fd table, or shares it (at --level files and full only). */
 void iotrace_fork(struct tracee *creator, struct process *child);
+/* A new thread t, at its first stop before its creator's event: whether
+ * its table or cwd may not be its process's, so that it waits for that
+ * event (a thread made without CLONE_FILES or CLONE_FS). */
+bool iotrace_thread_may_part(const struct tracee *t);
 /* A new thread t made by creator: are its descriptor table and cwd its
  * creator's? */
 void iotrace_thread(struct iotrace *io, struct tracee *creator,

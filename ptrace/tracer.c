@@ -1169,10 +1169,12 @@ static struct tracee *new_tracee(struct tracer *tr, pid_t tid)
 	t->unannounced = (tr->io_on || signals_scanned()) &&
 			 tid == p->rec.pid && p->threads == t && !t->next &&
 			 tid != tr->main_pid;
-	/* A new thread of a process whose threads have tables of their own
-	 * waits too: whether it shares its creator's table, and which, the
-	 * event tells (a thread that ran first used the process's). */
-	if (tr->io_on && tid != p->rec.pid && p->fds_split)
+	/* A new thread of a process whose threads have tables of their own,
+	 * or one with a table or cwd apart, waits too: whether it shares its
+	 * creator's table, and which, the event tells (a thread that ran
+	 * first used the process's). */
+	if (tr->io_on && tid != p->rec.pid &&
+	    (p->fds_split || iotrace_thread_may_part(t)))
 		t->unannounced = true;
 	return t;
 }

@@ -1595,6 +1595,35 @@ def test_a_thread_with_a_table_of_its_own_is_traced(tmp_path, mode):
     assert t.stderr == ""
 
 
+@pytest.mark.parametrize("level", ["files", "full"])
+def test_a_thread_made_without_clone_files_closes_its_own_copy(tmp_path,
+                                                              level):
+    """clonefirst: a thread made without CLONE_FILES closes fd 3 in its
+    copy of the table at once and opens t.txt there; fd 3 of the first
+    thread is still a.txt, and its later write goes there.  The files are
+    the oracle.  Such a thread waits at its first stop for its creator's
+    clone event (kcmp against another thread tells it apart), so that
+    where it runs first its calls are not taken for the process's."""
+    work = tmp_path / "w"
+    work.mkdir()
+    t = run_iowrap(["--level", level, "--", helper("fdunshare"),
+                    "clonefirst"], outdir=tmp_path / "t", cwd=work)
+    assert t.returncode == 0, t.stderr
+    assert (work / "a.txt").read_text() == "main!"
+    assert (work / "t.txt").read_text() == "thread"
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    name = {r["handle"]: r["path"][len(str(work)) + 1:] for r in rows
+            if r["type"] == "O" and r["path"].startswith(str(work) + "/")}
+    ops = [(name[r["handle"]], r["type"], r["result"]) for r in rows
+           if r["handle"] in name]
+    want = [("a.txt", "O", "3"), ("a.txt", "C", "0"), ("t.txt", "O", "3"),
+            ("t.txt", "W", "6"), ("t.txt", "C", "0"), ("a.txt", "W", "5"),
+            ("a.txt", "C", "0")]
+    assert ops == [op for op in want if level == "full" or op[1] != "W"]
+    assert t.summary["tracing"]["problems"] == []
+    assert t.summary["tracing"]["complete"]
+
+
 @pytest.mark.parametrize("mode", ["split", "splitclone"])
 @pytest.mark.parametrize("then", ["close", "exec"])
 def test_each_table_of_a_process_keeps_its_own_descriptors(tmp_path, mode,

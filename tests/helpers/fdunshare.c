@@ -13,6 +13,13 @@
  *   fdunshare clone    The same from a thread made by clone(CLONE_THREAD)
  *                      without CLONE_FILES.
  *   fdunshare shared   The same from a thread that does not unshare.
+ *   fdunshare clonefirst  The first thread opens a.txt (fd 3); a thread
+ *                      made (by a second thread) without CLONE_FILES
+ *                      closes fd 3 in its table,
+ *                      opens t.txt there and writes "thread" to it, at
+ *                      once (before its creator's clone event, if the
+ *                      tracer lets it run); then the first thread writes
+ *                      "main!" to its fd 3, a.txt.
  *
  * And a thread's table of its own, used (split: after unshare(CLONE_FILES);
  * splitclone: a thread made without CLONE_FILES):
@@ -193,6 +200,49 @@ static int run_clone(int leave_out)
 	return main_thread_io(leave_out == CLONE_FS);
 }
 
+static int clone_first_main(void *arg)
+{
+	(void)arg;
+	syscall(SYS_close, 3);
+	thread_io(false);
+	atomic_store(&thread_done, 1);
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
+/* Made by a thread other than the first: its stop then tends to come
+ * before its creator's event. */
+static void *clone_first_creator(void *arg)
+{
+	char *stack = malloc(STACK_SIZE);
+	int flags = CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD |
+		    CLONE_SYSVSEM;
+
+	(void)arg;
+	if (!stack)
+		die("malloc");
+	if (clone(clone_first_main, stack + STACK_SIZE, flags, NULL) < 0)
+		die("clone");
+	while (!atomic_load(&thread_done))
+		sched_yield();
+	return NULL;
+}
+
+static int run_clone_first(void)
+{
+	int fd = create("a.txt");
+	pthread_t th;
+
+	if (fd != 3)
+		die("a.txt is not fd 3");
+	if (pthread_create(&th, NULL, clone_first_creator, NULL) != 0 ||
+	    pthread_join(th, NULL) != 0)
+		die("pthread");
+	put(fd, "main!");
+	close(fd);
+	return 0;
+}
+
 static atomic_int split_stage;
 static char *const split_sh[] = { "sh", "-c", "printf +sh >&3", NULL };
 
@@ -325,13 +375,16 @@ int main(int argc, char **argv)
 		return run_pthread(CLONE_FS);
 	if (strcmp(mode, "clone") == 0)
 		return run_clone(CLONE_FILES);
+	if (strcmp(mode, "clonefirst") == 0)
+		return run_clone_first();
 	if (strcmp(mode, "fsclone") == 0)
 		return run_clone(CLONE_FS);
 	if (strcmp(mode, "fsprocess") == 0)
 		return run_fs_process();
 	if (strcmp(mode, "split") == 0 || strcmp(mode, "splitclone") == 0)
 		return run_split(mode[5] != '\0', exec_sh);
-	fprintf(stderr, "usage: fdunshare process|thread|clone|shared|"
+	fprintf(stderr, "usage: fdunshare process|thread|clone|clonefirst|"
+			"shared|"
 			"fsthread|fsclone|fsprocess|split [exec]|"
 			"splitclone [exec]\n");
 	return 64;
