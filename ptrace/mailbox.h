@@ -33,8 +33,11 @@ struct mail {
 	unsigned scans; /* MAIL_TAKE: signals_scans_finished() at the park */
 };
 
+struct vmchild_stack;
+
 struct mailbox {
 	pid_t doorbell; /* 0: none */
+	struct vmchild_stack *stack; /* the doorbell's */
 	struct mail *mail; /* [head, count) not read yet */
 	size_t head, count, alloc;
 };

@@ -1488,7 +1488,8 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	if (cfg->level != LEVEL_SUMMARY) {
 		tr.table.sink = cfg->sink;
 		tr.io_on = true;
-		tr.seccomp_before_sysentry = seccomp_stop_before_sysentry();
+		tr.seccomp_before_sysentry = seccomp_stop_before_sysentry() ==
+					     1;
 		iotrace_init(&tr.io, cfg->sink, procfd, main_pid, cfg->include,
 			     cfg->exclude);
 		tr.io.processes = &tr.table.processes;

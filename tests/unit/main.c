@@ -27,7 +27,7 @@ static const struct unit_test *const suites[] = {
 	procfs_tests, cmdpath_tests, pidmap_tests,  filter_tests,
 	taskid_tests, nflog_tests,   smklog_tests,  display_tests,
 	report_tests, html_tests,    process_tests, access_seq_tests,
-	launch_tests,
+	launch_tests, vmchild_tests,
 };
 
 static unsigned long failures;

@@ -47,6 +47,7 @@ extern const struct unit_test report_tests[];
 extern const struct unit_test html_tests[];
 extern const struct unit_test access_seq_tests[];
 extern const struct unit_test launch_tests[];
+extern const struct unit_test vmchild_tests[];
 
 bool unit_check(bool ok, const char *file, int line, const char *expr);
 bool unit_check_int(const char *file, int line, const char *expr,
