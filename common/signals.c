@@ -72,12 +72,8 @@ static char *put_str(char *p, const char *s)
 	return p;
 }
 
-/*
- * Is pid a process (not another thread's id, which kill() would take
- * for its whole process) that iowrap traces?  Only syscalls and
- * parse_proc_status's string work: async-signal-safe.
- */
-/* /proc/TID/status, async-signal-safe. */
+/* /proc/TID/status.  Only syscalls and parse_proc_status's string work:
+ * async-signal-safe. */
 static int read_status(pid_t tid, struct proc_status *st)
 {
 	char path[48], buf[2048];
@@ -89,6 +85,8 @@ static int read_status(pid_t tid, struct proc_status *st)
 	return parse_proc_status(buf, st);
 }
 
+/* Is pid a process (not another thread's id, which kill() would take
+ * for its whole process) that iowrap traces?  Async-signal-safe. */
 static bool traced_by_us(pid_t pid)
 {
 	char path[48];

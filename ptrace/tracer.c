@@ -904,6 +904,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 				&tr->table, (pid_t)msg, t->proc);
 
 			if (child && child->proc != t->proc) {
+				/* A forwarded signal that came in the middle
+				 * of the fork (signals.h). */
 				if (child->fresh)
 					signals_share_pending(tid, child->tid);
 				process_forked(child->proc, t->proc);
