@@ -183,8 +183,9 @@ static int clone_thread_main(void *into_sub)
 	return 0;
 }
 
-/* A thread made without CLONE_FILES, or without CLONE_FS. */
-static int run_clone(int leave_out)
+/* Makes a thread that runs fn(arg), with neither of the flags in
+ * leave_out, and waits until it has done (thread_done). */
+static void clone_and_wait(int (*fn)(void *), int leave_out, void *arg)
 {
 	char *stack = malloc(STACK_SIZE);
 	int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
@@ -192,39 +193,32 @@ static int run_clone(int leave_out)
 
 	if (!stack)
 		die("malloc");
-	if (clone(clone_thread_main, stack + STACK_SIZE, flags & ~leave_out,
-		  leave_out == CLONE_FS ? "sub" : NULL) < 0)
+	if (clone(fn, stack + STACK_SIZE, flags & ~leave_out, arg) < 0)
 		die("clone");
 	while (!atomic_load(&thread_done))
 		sched_yield();
+}
+
+/* A thread made without CLONE_FILES, or without CLONE_FS. */
+static int run_clone(int leave_out)
+{
+	clone_and_wait(clone_thread_main, leave_out,
+		       leave_out == CLONE_FS ? "sub" : NULL);
 	return main_thread_io(leave_out == CLONE_FS);
 }
 
 static int clone_first_main(void *arg)
 {
-	(void)arg;
 	syscall(SYS_close, 3);
-	thread_io(false);
-	atomic_store(&thread_done, 1);
-	syscall(SYS_exit, 0);
-	return 0;
+	return clone_thread_main(arg);
 }
 
 /* Made by a thread other than the first: its stop then tends to come
  * before its creator's event. */
 static void *clone_first_creator(void *arg)
 {
-	char *stack = malloc(STACK_SIZE);
-	int flags = CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD |
-		    CLONE_SYSVSEM;
-
 	(void)arg;
-	if (!stack)
-		die("malloc");
-	if (clone(clone_first_main, stack + STACK_SIZE, flags, NULL) < 0)
-		die("clone");
-	while (!atomic_load(&thread_done))
-		sched_yield();
+	clone_and_wait(clone_first_main, CLONE_FILES, NULL);
 	return NULL;
 }
 
