@@ -394,6 +394,69 @@ int read_task_status(int procfd, pid_t pid, pid_t tid, struct proc_status *st)
 	return n < 0 ? (int)n : parse_proc_status(buf, st);
 }
 
+/* include/linux/threads.h: PID_MAX_LIMIT on 64-bit. */
+#define PID_LIMIT (4u << 20)
+
+static void end_word(struct pid_list *l, pid_fn fn, void *arg)
+{
+	if (l->in_word && !l->bad && l->value > 0)
+		fn((pid_t)l->value, arg);
+	*l = (struct pid_list){ 0 };
+}
+
+void pid_list_feed(struct pid_list *l, const char *buf, size_t n, pid_fn fn,
+		   void *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (c == ' ' || c == '\n') {
+			end_word(l, fn, arg);
+			continue;
+		}
+		l->in_word = true;
+		if (c < '0' || c > '9' || l->value > PID_LIMIT / 10) {
+			l->bad = true;
+			continue;
+		}
+		l->value = l->value * 10 + (c - '0');
+		l->bad = l->bad || l->value > PID_LIMIT;
+	}
+}
+
+void pid_list_end(struct pid_list *l, pid_fn fn, void *arg)
+{
+	end_word(l, fn, arg);
+}
+
+int read_task_children(int procfd, pid_t pid, pid_t tid, pid_fn fn, void *arg)
+{
+	struct pid_list list = { 0 };
+	char path[80], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/task/%d/children", (int)pid, (int)tid);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	/* A seq_file: a word is never cut between two reads, but the
+	 * parser does not count on it. */
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return (int)n;
+		}
+		pid_list_feed(&list, buf, (size_t)n, fn, arg);
+	}
+	close(fd);
+	pid_list_end(&list, fn, arg);
+	return 0;
+}
+
 int read_process_clock_ns(pid_t pid, enum process_clock which, uint64_t *ns)
 {
 	clockid_t id = (clockid_t)((~(unsigned)pid << 3) | (unsigned)which);

@@ -109,6 +109,24 @@ int read_proc_link(int procfd, pid_t pid, const char *name, struct strbuf *sb);
 int read_proc_cmdline(int procfd, pid_t pid, char *buf, size_t size,
 		      struct strbuf *sb);
 
+/*
+ * A list of pids separated by spaces or newlines, as /proc/PID/task/TID/
+ * children has it, parsed in chunks of any size: fn(pid, arg) for each.
+ * A word that is not a pid (not all digits, or above the kernel's limit)
+ * is skipped.  pid_list_end() ends the last word.
+ */
+typedef void (*pid_fn)(pid_t pid, void *arg);
+struct pid_list {
+	uint32_t value;
+	bool in_word, bad;
+};
+void pid_list_feed(struct pid_list *l, const char *buf, size_t n, pid_fn fn,
+		   void *arg);
+void pid_list_end(struct pid_list *l, pid_fn fn, void *arg);
+/* fn for each process /proc/PID/task/TID/children lists (that thread's
+ * children, Linux 3.5 with CONFIG_PROC_CHILDREN): 0 or -errno. */
+int read_task_children(int procfd, pid_t pid, pid_t tid, pid_fn fn, void *arg);
+
 /* True when this process's tracer runs the same program file (an iowrap
  * started by a task iowrap traces). */
 bool traced_by_same_program(void);

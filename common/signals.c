@@ -357,10 +357,13 @@ void signals_share_pending(pid_t creator, pid_t child)
 	wait_for_scans(started);
 	if (read_status(creator, &st) < 0)
 		return;
-	for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++) {
+		int sig = forwarded[i];
+
 		if (atomic_load(&last_scan_of[sig]) &&
 		    (st.sig_pending & (UINT64_C(1) << (sig - 1))))
 			signal_if_traced(child, sig);
+	}
 }
 
 static bool main_has_exited(void)

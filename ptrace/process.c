@@ -211,10 +211,18 @@ struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid,
 			       t :
 			       NULL;
 	if (read_task_status(pt->procfd, tid, 0, &st) < 0 ||
-	    st.tracer_pid != pt->tracer_tid ||
-	    !made_by(pt, st.tgid, st.ppid, parent))
+	    st.tracer_pid != pt->tracer_tid)
 		return NULL;
-	return tracee_add(pt, tid, &st);
+	return tracee_add_child(pt, tid, parent, &st);
+}
+
+struct tracee *tracee_add_child(struct proc_table *pt, pid_t tid,
+				const struct process *parent,
+				const struct proc_status *st)
+{
+	if (!made_by(pt, st->tgid, st->ppid, parent))
+		return NULL;
+	return tracee_add(pt, tid, st);
 }
 
 /* The thread whose /proc entry shows p's descriptors is ending: another

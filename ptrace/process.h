@@ -177,6 +177,11 @@ struct tracee *tracee_get(struct proc_table *pt, pid_t tid, pid_t parent_tgid);
  */
 struct tracee *tracee_get_child(struct proc_table *pt, pid_t tid,
 				const struct process *parent);
+/* tid, not known yet, with st its /proc status: added if parent made it
+ * (its thread, its child, or its sibling), else NULL. */
+struct tracee *tracee_add_child(struct proc_table *pt, pid_t tid,
+				const struct process *parent,
+				const struct proc_status *st);
 /* The tid's thread is gone: drops it; returns its process. */
 struct process *tracee_drop(struct proc_table *pt, struct tracee *t);
 void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid);

@@ -8,9 +8,15 @@
  * creator never stops for the fork event.  A tracer that holds a new
  * child until that event must let it go at the exec, or the reaper waits
  * for ever.
+ *
+ * forkexec exit MS: the same, but the first thread ends the process
+ * (exit_group) where it would exec.  A child of a thread killed in its
+ * fork is then an orphan, iowrap's: a tracer that holds it waits for it,
+ * and it for the tracer, for ever.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +58,14 @@ int main(int argc, char **argv)
 	pthread_t th;
 	long ms;
 
+	bool exit_instead;
+
 	if (argc == 2 && strcmp(argv[1], "reap") == 0)
 		return reap();
-	ms = argc == 2 ? strtol(argv[1], NULL, 10) : -1;
+	exit_instead = argc == 3 && strcmp(argv[1], "exit") == 0;
+	ms = argc == 2 || exit_instead ? strtol(argv[argc - 1], NULL, 10) : -1;
 	if (ms < 0 || ms > 10000) {
-		fprintf(stderr, "usage: forkexec MS | forkexec reap\n");
+		fprintf(stderr, "usage: forkexec [exit] MS | forkexec reap\n");
 		return 64;
 	}
 	pause.tv_sec = ms / 1000;
@@ -68,6 +77,11 @@ int main(int argc, char **argv)
 		}
 	}
 	nanosleep(&pause, NULL);
+	if (exit_instead) {
+		puts("exiting");
+		fflush(stdout);
+		_exit(0);
+	}
 	execl("/proc/self/exe", argv[0], "reap", (char *)NULL);
 	perror("execl");
 	return 1;

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "procfs.h"
 #include "unit.h"
@@ -585,7 +589,96 @@ static void procfs_cgroup2_mount_escaped(void)
 		    "/sys/fs/cgroup v2");
 }
 
+/* ---- /proc/PID/task/TID/children ---- */
+
+struct pids_seen {
+	pid_t pid[16];
+	size_t n;
+};
+
+static void note_pid(pid_t pid, void *arg)
+{
+	struct pids_seen *s = arg;
+
+	if (s->n < 16)
+		s->pid[s->n] = pid;
+	s->n++;
+}
+
+/* text fed in chunks of chunk bytes: the pids fn was given, with commas. */
+static void pids_of(const char *text, size_t chunk, char *out, size_t size)
+{
+	struct pid_list l = { 0 };
+	struct pids_seen s = { .n = 0 };
+	size_t len = strlen(text), used = 0;
+
+	for (size_t at = 0; at < len; at += chunk)
+		pid_list_feed(&l, text + at,
+			      len - at < chunk ? len - at : chunk, note_pid,
+			      &s);
+	pid_list_end(&l, note_pid, &s);
+	out[0] = '\0';
+	for (size_t i = 0; i < s.n && i < 16 && used + 12 < size; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%d",
+					 i ? "," : "", (int)s.pid[i]);
+}
+
+static void procfs_children_list(void)
+{
+	char got[200];
+
+	/* As the kernel writes it: each pid followed by a space. */
+	for (size_t chunk = 1; chunk < 24; chunk++) {
+		pids_of("28080 1 4194303 ", chunk, got, sizeof(got));
+		CHECK_STR(got, "28080,1,4194303");
+	}
+	pids_of("12 34", 2, got, sizeof(got));
+	CHECK_STR(got, "12,34");
+	pids_of("", 1, got, sizeof(got));
+	CHECK_STR(got, "");
+	pids_of("  \n \n", 3, got, sizeof(got));
+	CHECK_STR(got, "");
+}
+
+static void procfs_children_garbage(void)
+{
+	char got[200];
+
+	/* Not pids: letters, signs, 0, above the kernel's limit, a run of
+	 * digits that would wrap a 32-bit value. */
+	pids_of("7 x 12a -3 0 4194305 99999999999999999999 8\n9", 4, got,
+		sizeof(got));
+	CHECK_STR(got, "7,8,9");
+}
+
+/* This process's own children, as the kernel lists them. */
+static void procfs_children_real(void)
+{
+	struct pids_seen s = { .n = 0 };
+	pid_t child = fork();
+	int procfd = proc_open_root(), status;
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	if (!CHECK(child > 0) || !CHECK(procfd >= 0))
+		return;
+	CHECK_INT(read_task_children(procfd, getpid(), gettid(), note_pid, &s),
+		  0);
+	CHECK_UINT(s.n, 1);
+	CHECK_INT(s.pid[0], child);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	CHECK_INT(read_task_children(procfd, getpid(), 999999999, note_pid, &s),
+		  -ENOENT);
+	close(procfd);
+}
+
 const struct unit_test procfs_tests[] = {
+	UNIT_TEST(procfs_children_list),
+	UNIT_TEST(procfs_children_garbage),
+	UNIT_TEST(procfs_children_real),
 	UNIT_TEST(procfs_stat_real_line),
 	UNIT_TEST(procfs_stat_hostile_comm),
 	UNIT_TEST(procfs_stat_garbage),
