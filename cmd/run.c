@@ -426,6 +426,8 @@ static void run_traced(struct run_state *st, struct launch *l)
 		.cgroups = &st->cgroups,
 		.tick = &signals_tick,
 		.inherited = st->inherited,
+		.lose_fork_events = getenv("IOWRAP_TEST_LOSE_FORK_EVENTS") !=
+				    NULL,
 	};
 	struct tracer_result res;
 
@@ -453,6 +455,11 @@ static void run_traced(struct run_state *st, struct launch *l)
 			&st->sink,
 			"%llu descriptor filters could not be added: reads and writes on those descriptors may be missing from io.csv",
 			(unsigned long long)res.fd_filter_failures);
+	if (res.holds_expired)
+		trace_problem(
+			&st->sink,
+			"%llu new process(es) waited %d s for their creator's fork event in vain and went on without it: what they inherited (descriptors, filters) may be missing from the trace",
+			(unsigned long long)res.holds_expired, HOLD_LIMIT_S);
 	st->summary.follow_phases = res.follow_phases;
 	st->summary.follow_starved = res.follow_starved;
 	st->summary.follow_moves = res.follow_moves;

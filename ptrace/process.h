@@ -72,6 +72,7 @@ struct tracee {
 	 */
 	bool unannounced;
 	bool held;
+	int64_t held_since_us; /* monotonic */
 	/* Parked and detached for another tracer thread, not seized yet. */
 	bool handing;
 	/* Held at its execve entry until no thread of its process is

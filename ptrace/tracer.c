@@ -205,6 +205,7 @@ static void finish_process(struct tracer *tr, struct process *p, int status)
 }
 
 static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid);
+static void release_held(struct tracer *tr, struct tracee *t);
 
 static void handle_death(struct tracer *tr, pid_t tid, int status)
 {
@@ -451,6 +452,17 @@ static void announce(struct tracer *tr, struct tracee *t)
 		resume(t, 0);
 }
 
+/* Held t goes on, from whichever tracer thread holds it. */
+static void release_held(struct tracer *tr, struct tracee *t)
+{
+	struct mail mail = { .kind = MAIL_ANNOUNCE, .tid = t->tid };
+
+	if (t->owner == self->index)
+		announce(tr, t);
+	else
+		mailbox_post(&tr->workers[t->owner].box, &mail);
+}
+
 /*
  * A creator killed in its fork never stops for the event: its held
  * children go on when it is gone, with what is known of their
@@ -473,18 +485,41 @@ static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid)
 		held += tr->workers[w].held;
 	for (size_t i = 0; held > 0 && i <= m->mask; i++) {
 		struct tracee *c = m->slot[i].value;
-		struct mail mail = { .kind = MAIL_ANNOUNCE };
 
 		if (!m->slot[i].key || !c->held ||
 		    (c->proc->rec.ppid != pid && c->proc->rec.ppid != ppid))
 			continue;
 		held--;
-		if (c->owner == self->index) {
-			announce(tr, c);
+		release_held(tr, c);
+	}
+}
+
+/*
+ * The last resort: a new process held longer than HOLD_LIMIT_S goes on
+ * without its event.  No way is known for an event to stay away so long
+ * (release_orphaned and adopt_unseen_children cover those found), but a
+ * held process that waits for ever takes the task with it; one that goes
+ * on may lack what it inherited, which the summary says.  Checked at the
+ * first thread's flush tick, once a second.
+ */
+static void expire_holds(struct tracer *tr)
+{
+	struct pidmap *m = &tr->table.tracees;
+	int64_t oldest = now_monotonic_us() - HOLD_LIMIT_S * 1000000LL;
+	int held = 0;
+
+	for (int w = 0; w < tr->nworkers; w++)
+		held += tr->workers[w].held;
+	for (size_t i = 0; held > 0 && i <= m->mask; i++) {
+		struct tracee *c = m->slot[i].value;
+
+		if (!m->slot[i].key || !c->held)
 			continue;
-		}
-		mail.tid = c->tid;
-		mailbox_post(&tr->workers[c->owner].box, &mail);
+		held--;
+		if (c->held_since_us > oldest)
+			continue;
+		tr->result->holds_expired++;
+		release_held(tr, c);
 	}
 }
 
@@ -573,6 +608,7 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 	}
 	if (t->unannounced && t->fresh) {
 		t->held = true;
+		t->held_since_us = now_monotonic_us();
 		self->held++;
 		return;
 	}
@@ -946,6 +982,33 @@ static void handle_exit_stop(struct tracer *tr, struct tracee *t)
 		iotrace_thread_exit(&tr->io, t, last);
 }
 
+/* t's fork, vfork or clone event: the child it names is known from here,
+ * a copy of t's process or a thread of it. */
+static void handle_creation(struct tracer *tr, struct tracee *t)
+{
+	unsigned long msg = 0;
+	struct tracee *child;
+
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg) < 0)
+		return;
+	child = tracee_get_child(&tr->table, (pid_t)msg, t->proc);
+	if (!child)
+		return;
+	if (child->proc != t->proc) {
+		/* A forwarded signal that came in the middle of the fork
+		 * (signals.h). */
+		if (child->fresh)
+			signals_share_pending(t->tid, child->tid);
+		process_forked(child->proc, t->proc);
+		if (tr->io_on)
+			iotrace_fork(t, child->proc);
+		inherit_scope(tr, t, child->proc);
+	} else if (tr->io_on) {
+		iotrace_thread(&tr->io, t, child);
+	}
+	announce(tr, child);
+}
+
 static void handle_stop(struct tracer *tr, pid_t tid, int status)
 {
 	struct tracee *t = tracee_get(&tr->table, tid, 0);
@@ -967,26 +1030,12 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		return;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
+		if (!tr->cfg->lose_fork_events)
+			handle_creation(tr, t);
+		resume(t, 0);
+		return;
 	case PTRACE_EVENT_CLONE:
-		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) == 0) {
-			struct tracee *child = tracee_get_child(
-				&tr->table, (pid_t)msg, t->proc);
-
-			if (child && child->proc != t->proc) {
-				/* A forwarded signal that came in the middle
-				 * of the fork (signals.h). */
-				if (child->fresh)
-					signals_share_pending(tid, child->tid);
-				process_forked(child->proc, t->proc);
-				if (tr->io_on)
-					iotrace_fork(t, child->proc);
-				inherit_scope(tr, t, child->proc);
-			} else if (child && tr->io_on) {
-				iotrace_thread(&tr->io, t, child);
-			}
-			if (child)
-				announce(tr, child);
-		}
+		handle_creation(tr, t);
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXEC:
@@ -1364,6 +1413,7 @@ static bool between_events(struct tracer *tr)
 	if (self->index == 0 && *cfg->tick) {
 		*cfg->tick = 0;
 		trace_tick(cfg->sink);
+		expire_holds(tr);
 	}
 	read_mail(tr);
 	check_over(tr);

@@ -49,7 +49,14 @@ struct tracer_config {
 	struct fd_numbers inherited;
 	/* Set from a signal handler: time to flush the trace. */
 	volatile sig_atomic_t *tick;
+	/* Tests only (IOWRAP_TEST_LOSE_FORK_EVENTS): fork and vfork events
+	 * are ignored, as if each creator had been killed in its fork. */
+	bool lose_fork_events;
 };
+
+/* The longest a new process waits at its first stop for its creator's
+ * fork event (tracer.md). */
+#define HOLD_LIMIT_S 5
 
 struct tracer_result {
 	bool main_reaped;
@@ -69,6 +76,9 @@ struct tracer_result {
 	uint64_t follow_moves; /* times the tracer re-pinned to a moved tracee */
 	int threads; /* tracer threads that ran */
 	uint64_t handoffs; /* new processes handed to another thread */
+	/* New processes that waited HOLD_LIMIT_S for their creator's event
+	 * in vain and went on without it. */
+	uint64_t holds_expired;
 	char error[256]; /* why tracing broke off, if it did */
 };
 

@@ -207,6 +207,35 @@ def test_no_wait_orphans_detaches_the_rest(iowrap, tmp_path):
     assert out.read_text() == "done\n"
 
 
+def test_a_new_process_held_in_vain_goes_on_after_the_limit(iowrap,
+                                                            tmp_path):
+    """The last resort: a new process waits at its first stop for its
+    creator's fork event at most 5 s (HOLD_LIMIT_S), then goes on without
+    it.  IOWRAP_TEST_LOSE_FORK_EVENTS drops every fork event, as if each
+    creator had been killed in its fork.  The task's output, files and
+    exit status are whole; cat's rows are in the trace; the summary says
+    what may be missing."""
+    out = tmp_path / "copy"
+    env = dict(os.environ, IOWRAP_TEST_LOSE_FORK_EVENTS="1")
+    t = iowrap("--level", "files", "--", "sh", "-c",
+               f"cat /etc/os-release > {out}; echo done; exit 3", env=env)
+    assert (t.returncode, t.stdout) == (3, "done\n"), t.stderr
+    assert out.read_bytes() == Path("/etc/os-release").read_bytes()
+    problem = ("1 new process(es) waited 5 s for their creator's fork event "
+               "in vain and went on without it: what they inherited "
+               "(descriptors, filters) may be missing from the trace")
+    assert t.summary["tracing"]["problems"] == [problem]
+    assert t.summary["tracing"]["complete"] is False
+    assert t.stderr == f"iowrap: {problem}\n"
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    opened = {(r["pid"], r["path"]) for r in rows if r["type"] == "O"}
+    (sh,), (cat,) = (t.procs_by_exe(os.path.realpath(shutil.which(p)))
+                     for p in ("sh", "cat"))
+    # dash opens the redirection itself, then forks cat.
+    assert {(sh["pid"], str(out)),
+            (cat["pid"], "/etc/os-release")} <= opened
+
+
 def test_ten_thousand_short_lived_processes(iowrap):
     t = iowrap("bash", "-c", "for i in $(seq 10000); do /bin/true; done",
                timeout=600)
