@@ -1202,6 +1202,7 @@ def test_a_new_process_runs_once_its_creator_reported_it(tmp_path):
         t = run_iowrap(["--level", "full", "--", helper("forkfirst"),
                         str(target), "1000"], outdir=tmp_path / "t")
     assert t.returncode == 0, t.stderr
+    assert_no_hold_expired(t)
     rows = list(csv.DictReader(open(t.dir / "io.csv")))
     (main_pid, handle), = [(r["pid"], r["handle"]) for r in rows
                            if r["type"] == "O" and r["path"] == str(target)]
@@ -1245,12 +1246,22 @@ def run_watched(tmp_path, i, argv):
         processes_waiting("forkexec", str(tmp_path))))
     watch.start()
     try:
-        return run_iowrap(["--force", "--level", "full", "--"] + argv,
-                          outdir=tmp_path / "t", timeout=120)
+        t = run_iowrap(["--force", "--level", "full", "--"] + argv,
+                       outdir=tmp_path / "t", timeout=120)
     except subprocess.TimeoutExpired:
         pytest.fail(f"run {i} hung:\n" + "".join(states))
     finally:
         watch.cancel()
+    assert_no_hold_expired(t)
+    return t
+
+
+def assert_no_hold_expired(t):
+    """No new process waited for its creator's event until the tracer's
+    last resort let it go (HOLD_LIMIT_S): a hold that should have been
+    released at once would take 5 s, and not fail the run."""
+    assert not [p for p in t.summary["tracing"]["problems"]
+                if "fork event" in p], t.summary["tracing"]["problems"]
 
 
 def processes_waiting(*names):
