@@ -519,6 +519,9 @@ static void expire_holds(struct tracer *tr)
 		if (c->held_since_us > oldest)
 			continue;
 		tr->result->holds_expired++;
+		/* Once: a mail to its tracer thread may still be on its way
+		 * at the next tick. */
+		c->held_since_us = INT64_MAX;
 		release_held(tr, c);
 	}
 }
