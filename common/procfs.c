@@ -345,17 +345,22 @@ int proc_open_root(void)
 	return open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+/* PID/NAME, or PID/task/TID/NAME when tid is not 0, under /proc. */
+static void pid_file_path(char path[80], pid_t pid, pid_t tid, const char *name)
+{
+	if (tid)
+		snprintf(path, 80, "%d/task/%d/%s", (int)pid, (int)tid, name);
+	else
+		snprintf(path, 80, "%d/%s", (int)pid, name);
+}
+
 /* Reads /proc/PID/NAME, or /proc/PID/task/TID/NAME when tid is not 0. */
 static ssize_t read_pid_file(int procfd, pid_t pid, pid_t tid, const char *name,
 			     char *buf, size_t size)
 {
 	char path[80];
 
-	if (tid)
-		snprintf(path, sizeof(path), "%d/task/%d/%s", (int)pid,
-			 (int)tid, name);
-	else
-		snprintf(path, sizeof(path), "%d/%s", (int)pid, name);
+	pid_file_path(path, pid, tid, name);
 	return read_file_at(procfd, path, buf, size);
 }
 
@@ -436,7 +441,7 @@ int read_task_children(int procfd, pid_t pid, pid_t tid, pid_fn fn, void *arg)
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%d/task/%d/children", (int)pid, (int)tid);
+	pid_file_path(path, pid, tid, "children");
 	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;

@@ -72,6 +72,7 @@ struct tracee {
 	 */
 	bool unannounced;
 	bool held;
+	bool release_mailed; /* held: its tracer thread is told to let go */
 	int64_t held_since_us; /* monotonic */
 	/* Parked and detached for another tracer thread, not seized yet. */
 	bool handing;

@@ -205,7 +205,6 @@ static void finish_process(struct tracer *tr, struct process *p, int status)
 }
 
 static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid);
-static void release_held(struct tracer *tr, struct tracee *t);
 
 static void handle_death(struct tracer *tr, pid_t tid, int status)
 {
@@ -457,10 +456,50 @@ static void release_held(struct tracer *tr, struct tracee *t)
 {
 	struct mail mail = { .kind = MAIL_ANNOUNCE, .tid = t->tid };
 
-	if (t->owner == self->index)
+	if (t->owner == self->index) {
 		announce(tr, t);
-	else
-		mailbox_post(&tr->workers[t->owner].box, &mail);
+		return;
+	}
+	mailbox_post(&tr->workers[t->owner].box, &mail);
+	t->release_mailed = true;
+}
+
+typedef bool (*hold_due_fn)(const struct tracee *t, const void *arg);
+
+/* Each held tracee that due() picks goes on (release_held): how many.  A
+ * walk of the table, and only while some tracee is held. */
+static uint64_t release_holds(struct tracer *tr, hold_due_fn due,
+			      const void *arg)
+{
+	struct pidmap *m = &tr->table.tracees;
+	uint64_t released = 0;
+	int held = 0;
+
+	for (int w = 0; w < tr->nworkers; w++)
+		held += tr->workers[w].held;
+	for (size_t i = 0; held > 0 && i <= m->mask; i++) {
+		struct tracee *c = m->slot[i].value;
+
+		if (!m->slot[i].key || !c->held)
+			continue;
+		held--;
+		if (c->release_mailed || !due(c, arg))
+			continue;
+		release_held(tr, c);
+		released++;
+	}
+	return released;
+}
+
+struct kin {
+	pid_t pid, ppid;
+};
+
+static bool child_of(const struct tracee *t, const void *arg)
+{
+	const struct kin *k = arg;
+
+	return t->proc->rec.ppid == k->pid || t->proc->rec.ppid == k->ppid;
 }
 
 /*
@@ -478,20 +517,14 @@ static void release_held(struct tracer *tr, struct tracee *t)
  */
 static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid)
 {
-	struct pidmap *m = &tr->table.tracees;
-	int held = 0;
+	const struct kin k = { pid, ppid };
 
-	for (int w = 0; w < tr->nworkers; w++)
-		held += tr->workers[w].held;
-	for (size_t i = 0; held > 0 && i <= m->mask; i++) {
-		struct tracee *c = m->slot[i].value;
+	release_holds(tr, child_of, &k);
+}
 
-		if (!m->slot[i].key || !c->held ||
-		    (c->proc->rec.ppid != pid && c->proc->rec.ppid != ppid))
-			continue;
-		held--;
-		release_held(tr, c);
-	}
+static bool held_since_before(const struct tracee *t, const void *arg)
+{
+	return t->held_since_us <= *(const int64_t *)arg;
 }
 
 /*
@@ -504,26 +537,10 @@ static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid)
  */
 static void expire_holds(struct tracer *tr)
 {
-	struct pidmap *m = &tr->table.tracees;
-	int64_t oldest = now_monotonic_us() - HOLD_LIMIT_S * 1000000LL;
-	int held = 0;
+	const int64_t oldest = now_monotonic_us() - HOLD_LIMIT_S * 1000000LL;
 
-	for (int w = 0; w < tr->nworkers; w++)
-		held += tr->workers[w].held;
-	for (size_t i = 0; held > 0 && i <= m->mask; i++) {
-		struct tracee *c = m->slot[i].value;
-
-		if (!m->slot[i].key || !c->held)
-			continue;
-		held--;
-		if (c->held_since_us > oldest)
-			continue;
-		tr->result->holds_expired++;
-		/* Once: a mail to its tracer thread may still be on its way
-		 * at the next tick. */
-		c->held_since_us = INT64_MAX;
-		release_held(tr, c);
-	}
+	tr->result->holds_expired +=
+		release_holds(tr, held_since_before, &oldest);
 }
 
 /* The index of the tracer thread tid, or -1. */
@@ -563,14 +580,15 @@ static void adopt_child(pid_t pid, void *arg)
 	struct proc_table *pt = &a->tr->table;
 	struct proc_status st;
 	struct tracee *t;
+	int w;
 
 	if (tracee_find(pt, pid) ||
-	    read_task_status(pt->procfd, pid, 0, &st) < 0 || st.tgid != pid ||
-	    worker_of(a->tr, st.tracer_pid) < 0)
+	    read_task_status(pt->procfd, pid, 0, &st) < 0 || st.tgid != pid)
 		return;
-	t = tracee_add_child(pt, pid, a->parent, &st);
+	w = worker_of(a->tr, st.tracer_pid);
+	t = w < 0 ? NULL : tracee_add_child(pt, pid, a->parent, &st);
 	if (t)
-		owner_from_tracer_pid(a->tr, t, st.tracer_pid);
+		t->owner = w;
 }
 
 /*
@@ -1250,6 +1268,8 @@ static void read_mail(struct tracer *tr)
 		case MAIL_ANNOUNCE:
 			if (t && t->held && t->owner == self->index)
 				announce(tr, t);
+			else if (t) /* not ours now: may be told again */
+				t->release_mailed = false;
 			break;
 		}
 	}
@@ -1265,8 +1285,7 @@ static void read_mail(struct tracer *tr)
  */
 static bool creator_may_report(struct tracer *tr, const struct process *p)
 {
-	return p->rec.ppid > 0 &&
-	       pidmap_get(&tr->table.processes, p->rec.ppid) != NULL;
+	return pidmap_get(&tr->table.processes, p->rec.ppid) != NULL;
 }
 
 /*
