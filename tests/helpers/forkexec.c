@@ -9,6 +9,9 @@
  * child until that event must let it go at the exec, or the reaper waits
  * for ever.
  *
+ * It execs once every forking thread has made a child, so that some are
+ * always there (IOWRAP_TEST_LOSE_FORK_EVENTS makes each such a case).
+ *
  * forkexec exit MS: the same, but the first thread ends the process
  * (exit_group) where it would exec.  A child of a thread killed in its
  * fork is then an orphan, iowrap's: a tracer that holds it waits for it,
@@ -16,6 +19,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,16 +32,33 @@
  * 1 to 3 of 100 did. */
 #define FORKING_THREADS 6
 
+/* Forking threads that have made a child. */
+static atomic_int forked;
+
 static void *fork_forever(void *arg)
 {
+	bool counted = false;
+
 	(void)arg;
 	for (;;) {
 		pid_t pid = fork();
 
 		if (pid == 0)
 			_exit(0);
+		if (pid > 0 && !counted) {
+			counted = true;
+			atomic_fetch_add(&forked, 1);
+		}
 	}
 	return NULL;
+}
+
+static void wait_for_first_forks(void)
+{
+	const struct timespec tick = { 0, 100000 };
+
+	while (atomic_load(&forked) < FORKING_THREADS)
+		nanosleep(&tick, NULL);
 }
 
 static int reap(void)
@@ -76,6 +97,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	wait_for_first_forks();
 	nanosleep(&pause, NULL);
 	if (exit_instead) {
 		puts("exiting");
