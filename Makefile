@@ -38,7 +38,8 @@ HELPERS    := $(patsubst tests/helpers/%.c,build/helpers/%,$(HELPER_SRC)) \
               build/helpers/fdops-musl build/helpers/randio32
 DEPS_STAMP := $(DEPS)/.built
 
-.PHONY: all deps packages check test unit lint demo bench clean distclean
+.PHONY: all deps packages check test unit lint demo bench sanitize clean \
+	distclean
 
 all: bin/iowrap
 
@@ -122,6 +123,43 @@ build/helpers/%-static: tests/helpers/%.c
 unit: build/unit-tests
 	./build/unit-tests
 
+# The same sources built with glibc's gcc under AddressSanitizer and
+# UndefinedBehaviorSanitizer (neither runs in a static musl binary), for
+# `make sanitize`: the unit tests, then the tests on build/san/iowrap.
+SAN_DIR   := build/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+             -fno-omit-frame-pointer
+SAN_OBJ   := $(patsubst %.c,$(SAN_DIR)/%.o,$(COMMON_SRC) $(PTRACE_SRC) \
+             $(REPORT_SRC)) $(OBJDIR)/report/web_assets.o \
+             $(SAN_DIR)/gen/filter_bodies.o
+SAN_LIBS  := $(DEPS)/lib/libfuse3.a $(DEPS)/lib/libcjson.a -lpthread -lm
+
+$(SAN_DIR)/%.o: %.c $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
+
+$(SAN_DIR)/gen/filter_bodies.o: build/gen/filter_bodies.c \
+		ptrace/filterrules.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+
+$(SAN_DIR)/san_options.o: tests/tools/san_options.c
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(CFLAGS) -DSAN_LOG_DIR='"$(abspath $(SAN_DIR))/logs"' -c \
+		-o $@ $<
+
+$(SAN_DIR)/iowrap: $(patsubst %.c,$(SAN_DIR)/%.o,$(CMD_SRC)) $(SAN_OBJ) \
+		$(SAN_DIR)/san_options.o
+	$(HOSTCC) $(SAN_FLAGS) -o $@ $^ $(SAN_LIBS)
+
+$(SAN_DIR)/unit-tests: $(UNIT_SRC) $(SAN_OBJ) $(SAN_DIR)/san_options.o
+	$(HOSTCC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $^ \
+		$(SAN_LIBS)
+
+sanitize: $(SAN_DIR)/iowrap $(SAN_DIR)/unit-tests bin/iowrap build/unit-tests \
+		build/write-report-html $(HELPERS)
+	@bash tests/sanitize.sh $(SAN_DIR)
+
 test: bin/iowrap build/unit-tests build/write-report-html $(HELPERS)
 	$(PYTEST) -q tests
 
@@ -146,10 +184,11 @@ bench: bin/iowrap $(HELPERS) build/gen-traces
 	@/usr/bin/python3 bench/report_scale.py
 
 clean:
-	rm -rf bin build/obj build/libiowrap.a build/unit-tests build/helpers \
+	rm -rf bin build/obj build/san build/libiowrap.a build/unit-tests \
+		build/helpers \
 		build/write-report-html build/gen-traces build/filtergen build/gen
 
 distclean: clean
 	rm -rf build
 
--include $(shell find $(OBJDIR) -name '*.d' 2>/dev/null)
+-include $(shell find $(OBJDIR) $(SAN_DIR) -name '*.d' 2>/dev/null)

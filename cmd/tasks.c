@@ -751,7 +751,7 @@ int cmd_tasks(int argc, char **argv)
 		return TASKS_BAD_INPUT;
 	}
 	join(&l);
-	qsort(l.rows, l.nrows, sizeof(*l.rows), compare_rows);
+	sort_array(l.rows, l.nrows, sizeof(*l.rows), compare_rows);
 	sb_init(&out, SIZE_MAX);
 	if (o.json)
 		print_json(&l, &out);

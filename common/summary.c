@@ -342,7 +342,7 @@ static void format_files(struct json *j, const struct io_summary *io,
 
 	for (size_t i = 0; i < io->nfiles; i++)
 		rank[i] = rank_of(io, i);
-	qsort(rank, io->nfiles, sizeof(*rank), busier_first);
+	sort_array(rank, io->nfiles, sizeof(*rank), busier_first);
 	json_u64(j, "files_total", io->nfiles);
 	json_u64(j, "files_listed", n);
 	json_open_array(j, "files");

@@ -101,7 +101,7 @@ static int list_dirs(int fd, struct names *out)
 	}
 	err = errno;
 	closedir(d);
-	qsort(out->v, out->n, sizeof(*out->v), compare_names);
+	sort_array(out->v, out->n, sizeof(*out->v), compare_names);
 	return -err;
 }
 
@@ -197,7 +197,7 @@ static void drop_duplicates(struct tracescan *ts)
 {
 	size_t kept = 0;
 
-	qsort(ts->dir, ts->n, sizeof(*ts->dir), compare_ids);
+	sort_array(ts->dir, ts->n, sizeof(*ts->dir), compare_ids);
 	for (size_t i = 0; i < ts->n; i++) {
 		if (kept && ts->dir[i].dev == ts->dir[kept - 1].dev &&
 		    ts->dir[i].ino == ts->dir[kept - 1].ino)
@@ -206,7 +206,7 @@ static void drop_duplicates(struct tracescan *ts)
 			ts->dir[kept++] = ts->dir[i];
 	}
 	ts->n = kept;
-	qsort(ts->dir, ts->n, sizeof(*ts->dir), compare_paths);
+	sort_array(ts->dir, ts->n, sizeof(*ts->dir), compare_paths);
 }
 
 int tracescan_add(struct tracescan *ts, const char *dir, struct strbuf *why)

@@ -55,6 +55,13 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+void sort_array(void *base, size_t n, size_t size,
+		int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 void warnx_line(const char *fmt, ...)
 {
 	char line[1024];

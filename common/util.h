@@ -21,6 +21,9 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* qsort, also of no elements at NULL (which qsort itself may not get). */
+void sort_array(void *base, size_t n, size_t size,
+		int (*cmp)(const void *, const void *));
 
 /* One line on stderr, prefixed "iowrap: ". */
 void warnx_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -2,6 +2,7 @@
 #include "inject.h"
 
 #include <errno.h>
+#include <sys/ptrace.h> /* before linux/ptrace.h: tracee_mem.h */
 #include <linux/ptrace.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -9,7 +10,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>

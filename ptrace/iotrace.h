@@ -7,6 +7,7 @@
 #ifndef IOWRAP_IOTRACE_H
 #define IOWRAP_IOTRACE_H
 
+#include <sys/ptrace.h> /* before linux/ptrace.h: tracee_mem.h */
 #include <linux/ptrace.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -4,6 +4,9 @@
 #ifndef IOWRAP_TRACEE_MEM_H
 #define IOWRAP_TRACEE_MEM_H
 
+/* glibc's sys/ptrace.h defines, as enums, names linux/ptrace.h defines
+ * as macros: it has to come first (musl's does not care). */
+#include <sys/ptrace.h>
 #include <linux/ptrace.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -52,7 +52,7 @@ static void list_files(struct analysis *an, struct access_sample *s)
 		if (an->file[g].reads + an->file[g].writes)
 			order[n++] = g;
 	sort_files = an->file;
-	qsort(order, n, sizeof(*order), cmp_output);
+	sort_array(order, n, sizeof(*order), cmp_output);
 	s->file = xcalloc(n + 1, sizeof(*s->file));
 	s->slot = xcalloc(an->nfiles + 1, sizeof(*s->slot));
 	for (size_t g = 0; g < an->nfiles; g++)
@@ -80,7 +80,7 @@ void access_share_caps(struct access_file *file, size_t n, uint64_t max_total,
 	for (size_t k = 0; k < n; k++)
 		order[k] = k;
 	sort_acc = file;
-	qsort(order, n, sizeof(*order), cmp_total);
+	sort_array(order, n, sizeof(*order), cmp_total);
 	for (size_t k = 0; k < n; k++) {
 		struct access_file *f = &file[order[k]];
 		uint64_t q = budget / (n - k);

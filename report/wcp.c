@@ -126,8 +126,8 @@ static void add_versions(struct workflow *wf, struct analysis *an)
 				add_version(an, g, gf->ref[r].task, f);
 		}
 		gf->nversions = an->nvertices - gf->vfirst;
-		qsort(an->vertex + gf->vfirst, gf->nversions,
-		      sizeof(*an->vertex), cmp_version);
+		sort_array(an->vertex + gf->vfirst, gf->nversions,
+			   sizeof(*an->vertex), cmp_version);
 		for (size_t v = gf->vfirst; v < an->nvertices; v++) {
 			const struct vertex *vx = &an->vertex[v];
 

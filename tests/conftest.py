@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-IOWRAP = ROOT / "bin" / "iowrap"
+# IOWRAP_TEST_BINARY: the same tests on another build (a sanitizer's).
+IOWRAP = Path(os.environ.get("IOWRAP_TEST_BINARY", ROOT / "bin" / "iowrap"))
 HELPERS = ROOT / "build" / "helpers"
 
 
