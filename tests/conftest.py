@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # IOWRAP_TEST_BINARY: the same tests on another build (a sanitizer's).
-IOWRAP = Path(os.environ.get("IOWRAP_TEST_BINARY", ROOT / "bin" / "iowrap"))
+IOWRAP = Path(os.environ.get("IOWRAP_TEST_BINARY",
+                            ROOT / "bin" / "iowrap")).resolve()
 HELPERS = ROOT / "build" / "helpers"
 
 

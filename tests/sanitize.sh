@@ -8,10 +8,13 @@
 # without glibc, the check that it is static).
 set -uo pipefail
 
-dir=$(realpath "${1:?usage: tests/sanitize.sh DIR [PYTEST-ARGS...]}")
+[ $# -ge 1 ] || { echo "usage: tests/sanitize.sh DIR [PYTEST-ARGS...]" >&2; exit 2; }
+dir=$(realpath -e -- "$1") || exit 2
 shift
 logs="$dir/logs"
-rm -rf "$logs" && mkdir "$logs" || exit 1
+# Sticky and writable by all: some tests run iowrap as nobody, and a
+# report it cannot write goes to stderr instead.
+rm -rf "$logs" && mkdir -m 1777 "$logs" || exit 1
 export IOWRAP_TEST_BINARY="$dir/iowrap"
 
 "$dir/unit-tests"

@@ -1204,6 +1204,9 @@ def test_held_operations_go_on_when_the_one_before_dies(tmp_path):
     killed_pids = {p["pid"] for p in procs if p["exit_signal"] == "9"}
     assert all(pid in killed_pids and ops == [(len(got[pid]), "-4")]
                for pid, ops in failed.items()), failed
+    # The record of a write that failed is not in the file: every one the
+    # process wrote has its row.
+    assert all(got[pid] == records[pid] for pid in failed), failed
 
 
 def test_a_new_process_runs_once_its_creator_reported_it(tmp_path):

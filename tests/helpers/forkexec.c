@@ -32,7 +32,7 @@
  * 1 to 3 of 100 did. */
 #define FORKING_THREADS 6
 
-/* Forking threads that have made a child. */
+/* Forking threads that have made a child, or tried. */
 static atomic_int forked;
 
 static void *fork_forever(void *arg)
@@ -45,7 +45,8 @@ static void *fork_forever(void *arg)
 
 		if (pid == 0)
 			_exit(0);
-		if (pid > 0 && !counted) {
+		/* A fork that failed counts too: pids may have run out. */
+		if (!counted) {
 			counted = true;
 			atomic_fetch_add(&forked, 1);
 		}

@@ -3,7 +3,8 @@
  * Linked into build/san's programs only (make sanitize).  The sanitizers'
  * options are built in: tests run iowrap with environments of their own,
  * which ASAN_OPTIONS would not reach.  Reports go to files under
- * SAN_LOG_DIR, which tests/sanitize.sh reads, never to stderr: iowrap's
+ * SAN_LOG_DIR, which tests/sanitize.sh makes (writable by all: some tests
+ * run iowrap as nobody) and reads, never to stderr: iowrap's
  * stderr is the task's, and tests compare it.  Leaks are not looked for:
  * iowrap's error paths exit without freeing.
  */
