@@ -2,8 +2,6 @@
 #include "inject.h"
 
 #include <errno.h>
-#include <sys/ptrace.h> /* before linux/ptrace.h: tracee_mem.h */
-#include <linux/ptrace.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>

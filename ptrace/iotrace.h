@@ -7,8 +7,6 @@
 #ifndef IOWRAP_IOTRACE_H
 #define IOWRAP_IOTRACE_H
 
-#include <sys/ptrace.h> /* before linux/ptrace.h: tracee_mem.h */
-#include <linux/ptrace.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,6 +14,7 @@
 #include "opqueue.h"
 #include "process.h"
 #include "trace.h"
+#include "tracee_mem.h" /* struct ptrace_syscall_info */
 
 struct iotrace {
 	struct trace_sink *sink;

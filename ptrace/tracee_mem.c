@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/uio.h>
 
 #define PAGE 4096u

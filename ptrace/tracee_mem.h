@@ -4,8 +4,9 @@
 #ifndef IOWRAP_TRACEE_MEM_H
 #define IOWRAP_TRACEE_MEM_H
 
-/* glibc's sys/ptrace.h defines, as enums, names linux/ptrace.h defines
- * as macros: it has to come first (musl's does not care). */
+/* The one place both are included, in this order: glibc's sys/ptrace.h
+ * defines, as enums, names linux/ptrace.h defines as macros, so it has to
+ * come first (musl's does not care).  Include this header, not those. */
 #include <sys/ptrace.h>
 #include <linux/ptrace.h>
 #include <stdbool.h>
