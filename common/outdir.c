@@ -16,7 +16,8 @@
 
 /* The files iowrap writes; --force removes only these. */
 static const char *const trace_files[] = {
-	"procs.csv", "summary.json", "io.csv", "files.csv", "threads.csv",
+	"procs.csv", "summary.json", "io.csv",
+	"files.csv", "threads.csv",  ".summary.json.part",
 };
 
 /* Opens (creating if needed) one intermediate directory component. */

@@ -2,10 +2,12 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "csv.h"
 #include "util.h"
@@ -31,6 +33,7 @@ void trace_init(struct trace_sink *ts)
 	ts->files.error = -EBADF;
 	ts->threads.fd = -1;
 	ts->threads.error = -EBADF;
+	ts->summary_fd = -1;
 	sb_init(&ts->line, 1u << 20);
 	io_summary_init(&ts->io_summary);
 	ts->problems = xcalloc(1, sizeof(char *));
@@ -95,9 +98,38 @@ static void open_csv(struct trace_sink *ts, struct tracefile *tf,
 	sb_release(&sb);
 }
 
+/*
+ * summary.json is written under this name and renamed when whole: a
+ * reader never sees half of one, and a missing summary.json still means
+ * that iowrap did not finish.
+ */
+static const char summary_part[] = ".summary.json.part";
+/*
+ * Space taken for it as the trace starts, so that a filesystem the task
+ * fills up (or a quota) still takes a summary saying that the trace is
+ * incomplete: without its per-file list, a summary is a few KiB.
+ */
+#define SUMMARY_RESERVE_BYTES (64u << 10)
+
+static void reserve_summary(struct trace_sink *ts)
+{
+	int fd = outdir_create_file(&ts->dir, summary_part);
+
+	if (fd < 0)
+		return; /* tried again at the end, and said then */
+	/*
+	 * KEEP_SIZE: the file stays empty until then.  A filesystem that
+	 * cannot (NFS before 4.2) or has no room left gets no reserve; the
+	 * summary is written as it can be.
+	 */
+	(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, SUMMARY_RESERVE_BYTES);
+	ts->summary_fd = fd;
+}
+
 static void start_files(struct trace_sink *ts)
 {
 	open_csv(ts, &ts->procs, "procs.csv", procs_header);
+	reserve_summary(ts);
 	ts->last_flush_us = now_monotonic_us();
 }
 
@@ -516,20 +548,13 @@ static void close_file(struct trace_sink *ts, struct tracefile *tf)
 
 /* summary.json is built in memory: never larger than this. */
 #define SUMMARY_MAX_BYTES (64u << 20)
-
-static void write_summary(struct trace_sink *ts, struct run_summary *s)
+/* The summary in sb; the per-file list goes if it makes it too long. */
+static void format_summary(struct trace_sink *ts, struct run_summary *s,
+			   struct strbuf *sb)
 {
-	struct tracefile tf;
-	struct strbuf sb;
-	int err = tf_open(&tf, &ts->dir, "summary.json");
-
-	if (err) {
-		open_failed(ts, "summary.json", err);
-		return;
-	}
-	sb_init(&sb, SUMMARY_MAX_BYTES);
-	summary_format(&sb, s, ts->problems);
-	if (sb.truncated && !s->files_left_out) {
+	sb_reset(sb);
+	summary_format(sb, s, ts->problems);
+	if (sb->truncated && !s->files_left_out) {
 		/* Files' paths (up to 64 KiB each) made it too long. */
 		trace_problem(ts,
 			      "%s/summary.json would exceed %u MiB: its "
@@ -537,18 +562,67 @@ static void write_summary(struct trace_sink *ts, struct run_summary *s)
 			      "every file)",
 			      ts->dir.path, SUMMARY_MAX_BYTES >> 20);
 		s->files_left_out = true;
-		sb_reset(&sb);
-		summary_format(&sb, s, ts->problems);
+		sb_reset(sb);
+		summary_format(sb, s, ts->problems);
+	}
+}
+
+/*
+ * sb over the file from its start, cut there: a second try overwrites
+ * the blocks the first one (or the reserve) took.  0 or -errno.
+ */
+static int write_whole(int fd, const struct strbuf *sb)
+{
+	int err;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	err = write_all(fd, sb->buf, sb->len);
+	if (!err && ftruncate(fd, (off_t)sb->len) < 0)
+		err = -errno;
+	return err;
+}
+
+static void write_summary(struct trace_sink *ts, struct run_summary *s)
+{
+	int fd = ts->summary_fd;
+	struct strbuf sb;
+	int err;
+
+	ts->summary_fd = -1;
+	if (fd < 0)
+		fd = outdir_create_file(&ts->dir, summary_part);
+	if (fd < 0) {
+		open_failed(ts, "summary.json", fd);
+		return;
+	}
+	sb_init(&sb, SUMMARY_MAX_BYTES);
+	format_summary(ts, s, &sb);
+	err = write_whole(fd, &sb);
+	if (err && !s->files_left_out) {
+		/* A full filesystem or quota: what the reserve holds. */
+		trace_problem(ts,
+			      "writing %s/summary.json failed: %s; it is "
+			      "written again without its per-file list",
+			      ts->dir.path, strerror(-err));
+		s->files_left_out = true;
+		format_summary(ts, s, &sb);
+		err = write_whole(fd, &sb);
 	}
 	if (sb.truncated)
 		warnx_line("%s/summary.json is cut at %u MiB: not valid JSON",
 			   ts->dir.path, SUMMARY_MAX_BYTES >> 20);
-	tf_put(&tf, &sb);
 	sb_release(&sb);
-	err = tf_close(&tf);
-	if (err)
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && renameat(ts->dir.dirfd, summary_part, ts->dir.dirfd,
+			     "summary.json") < 0)
+		err = -errno;
+	if (err) {
 		warnx_line("writing %s/summary.json failed: %s", ts->dir.path,
 			   strerror(-err));
+		unlinkat(ts->dir.dirfd, summary_part, 0);
+	}
 }
 
 void trace_finish(struct trace_sink *ts, struct run_summary *s)

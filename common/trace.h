@@ -26,6 +26,7 @@ struct trace_sink {
 	size_t nproblems;
 	struct tree_totals totals;
 	struct io_summary io_summary; /* per file and per mount counters */
+	int summary_fd; /* summary.json's file, with room kept for it */
 	int64_t last_flush_us;
 };
 

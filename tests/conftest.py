@@ -137,13 +137,26 @@ def chrome_events(out, *traces):
     return json.loads(Path(out).read_text())["traceEvents"]
 
 
+def die_with(parent):
+    """In a child before its exec: SIGKILL when pytest ends, however it
+    ends (a timeout's kill included), so that no busy loop outlives the
+    tests; if pytest has already gone, at once."""
+    if ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 class BusyCPUs:
     """A busy loop on every CPU for the duration: the task's processes
     wait for a CPU, as on a loaded node, and the order in which the kernel
     reports their stops varies most."""
 
     def __enter__(self):
-        self.loops = [subprocess.Popen(["/bin/sh", "-c", "while :; do :; done"])
+        parent = os.getpid()
+        loop = ["/bin/sh", "-c", "while :; do :; done"]
+        self.loops = [subprocess.Popen(loop,
+                                       preexec_fn=lambda: die_with(parent))
                       for _ in range(max(2, os.cpu_count() or 1))]
         time.sleep(0.2)  # until they all spin
         return self

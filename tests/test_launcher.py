@@ -207,32 +207,13 @@ def test_unwritable_directory_never_changes_the_exit_status():
 
 def test_full_filesystem_is_reported_once(tmp_path):
     """A 64 KiB tmpfs fills up mid-trace: the task goes on and keeps its
-    exit status; the loss is said on stderr when it happens, once."""
+    exit status; the loss is said on stderr when it happens, once.  The
+    room taken for summary.json as the trace started (all of it here:
+    procs.csv's header was still in its buffer) holds the summary, which
+    says so."""
     script = (f"mount -t tmpfs -o size=64k none {tmp_path} && "
               f"{IOWRAP} -o {tmp_path}/t -- sh -c "
               "'for i in $(seq 600); do /bin/true; done; exit 6'; "
-              f"echo status=$?")
-    p = subprocess.run(["unshare", "-Urm", "sh", "-c", script],
-                       capture_output=True, text=True, timeout=300)
-    assert p.stdout == "status=6\n"
-    lines = p.stderr.splitlines()
-    assert lines[0] == (f"iowrap: writing {tmp_path}/t/procs.csv failed: No "
-                        "space left on device; the task goes on, its trace "
-                        "is incomplete")
-    # summary.json is a second file on the same full filesystem.
-    assert lines[1:] == [f"iowrap: writing {tmp_path}/t/summary.json failed: "
-                         "No space left on device"]
-
-
-def test_write_error_recorded_in_summary(tmp_path):
-    """With room left for summary.json only (it is written after procs.csv
-    is closed, so a reserve file is deleted by the task's last process),
-    the summary carries the problem and says the trace is incomplete."""
-    script = (f"mount -t tmpfs -o size=128k none {tmp_path} && "
-              f"{IOWRAP} -o {tmp_path}/t -- sh -c "
-              f"'head -c 60000 /dev/zero > {tmp_path}/reserve; "
-              "for i in $(seq 1500); do /bin/true; done; "
-              f"rm {tmp_path}/reserve; exit 6'; "
               f"echo status=$?; cat {tmp_path}/t/summary.json")
     p = subprocess.run(["unshare", "-Urm", "sh", "-c", script],
                        capture_output=True, text=True, timeout=300)
@@ -246,6 +227,83 @@ def test_write_error_recorded_in_summary(tmp_path):
     assert summary["tracing"]["problems"][1].startswith("procs.csv: ")
     assert summary["tracing"]["problems"][1].endswith(" bytes of trace lost")
     assert summary["exit"]["code"] == 6
+    assert summary["totals"]["processes"] == 602
+
+
+def run_on_tmpfs(tmp_path, size, task, level="summary", fill=False):
+    """iowrap -o FS/t running TASK, then (with fill) filling FS, a SIZE
+    tmpfs of its own mount namespace, and exiting 5; from a user namespace
+    (no root needed).  Returns iowrap's stderr, and what the task and then
+    the shell saw: FS/t's files with their sizes and blocks while the task
+    ran, and after."""
+    fs, out = tmp_path / "fs", tmp_path / "out"
+    fs.mkdir()
+    out.mkdir()
+    blocks = "stat -c '%n %s %b' * .[!.]* 2>/dev/null"
+    fill = f"head -c 1M /dev/zero 2>/dev/null > {fs}/fill" if fill else ""
+    (out / "task.sh").write_text(
+        f"{task}\n{fill}\n"
+        f"cd {fs}/t && {blocks} > {out}/during\nexit 5\n")
+    script = (f"mount -t tmpfs -o size={size} none {fs} && "
+              f"{IOWRAP} -o {fs}/t --level {level} -- sh {out}/task.sh; "
+              f"echo $? > {out}/status; cd {fs}/t; {blocks} > {out}/after; "
+              f"cp summary.json {out}/")
+    p = subprocess.run(["unshare", "-Urm", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=300)
+    assert (out / "status").read_text() == "5\n", p.stderr
+    return p.stderr, out
+
+
+def listing(path):
+    """NAME SIZE BLOCKS lines of stat -c: {name: (size, 512-byte blocks)}."""
+    rows = [line.split() for line in path.read_text().splitlines()]
+    return {name: (int(size), int(blocks)) for name, size, blocks in rows}
+
+
+def test_summary_room_is_taken_at_the_start_and_given_back(tmp_path):
+    """summary.json is written as .summary.json.part, with 64 KiB taken
+    for it (fallocate, the size kept at 0) as the trace starts, and is
+    renamed when whole: while the task runs there is no summary.json (a
+    missing one means that iowrap did not finish), and at the end the
+    summary holds no block beyond its size."""
+    stderr, out = run_on_tmpfs(tmp_path, "1m", "true")
+    assert stderr == ""
+    during = listing(out / "during")
+    assert sorted(during) == [".summary.json.part", "procs.csv"]
+    assert during[".summary.json.part"] == (0, 128)
+    after = listing(out / "after")
+    assert sorted(after) == ["procs.csv", "summary.json"]
+    size, blocks = after["summary.json"]
+    assert blocks == 8 * -(-size // 4096)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["tracing"]["complete"] is True
+    assert summary["exit"]["code"] == 5
+
+
+def test_summary_without_its_file_list_when_the_filesystem_is_full(tmp_path):
+    """The task touches 400 files and fills the filesystem: summary.json
+    with its per-file list (some 400 KB) no longer fits, so it is written
+    again without it, into the room taken at the start.  Every problem
+    said on stderr is in it, and it says the trace is incomplete."""
+    work = tmp_path / "w"
+    work.mkdir()
+    make = f"for i in range(400): open('{work}/f%d' % i, 'w').close()"
+    stderr, out = run_on_tmpfs(tmp_path, "256k", f'python3 -S -c "{make}"',
+                               "full", fill=True)
+    assert sorted(listing(out / "after")) == \
+        ["files.csv", "io.csv", "procs.csv", "summary.json", "threads.csv"]
+    summary = json.loads((out / "summary.json").read_text())
+    problems = summary["tracing"]["problems"]
+    last = (f"writing {tmp_path}/fs/t/summary.json failed: No space left on "
+            "device; it is written again without its per-file list")
+    assert problems[-1] == last
+    said = [line[len("iowrap: "):] for line in stderr.splitlines()]
+    assert said[-1] == last
+    assert set(said) <= set(problems)
+    assert summary["tracing"]["complete"] is False
+    assert summary["exit"]["code"] == 5
+    assert (summary["files_listed"], summary["files"]) == (0, [])
+    assert summary["files_total"] >= 400
 
 
 def test_environment_cwd_umask_and_rlimits_untouched(iowrap, tmp_path):
