@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -336,6 +337,29 @@ int outdir_create_file(struct outdir *od, const char *name)
 			0600);
 
 	return fd < 0 ? -errno : fd;
+}
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+/*
+ * renameat2's RENAME_NOREPLACE where the filesystem has it; where it
+ * has not (EINVAL: NFS, older Lustre), a hard link and an unlink, which
+ * fail the same way if TO is there.
+ */
+int outdir_publish(struct outdir *od, const char *from, const char *to)
+{
+	if (syscall(SYS_renameat2, od->dirfd, from, od->dirfd, to,
+		    RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	if (linkat(od->dirfd, from, od->dirfd, to, 0) < 0)
+		return -errno;
+	/* Should it fail, FROM is a second name of the same file. */
+	(void)unlinkat(od->dirfd, from, 0);
+	return 0;
 }
 
 void outdir_close(struct outdir *od)

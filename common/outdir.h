@@ -39,6 +39,11 @@ int outdir_create_unique(struct outdir *od, const char *dir, const char *sub,
 			 struct strbuf *why);
 /* Creates NAME (mode 0600) in the directory; -errno on failure. */
 int outdir_create_file(struct outdir *od, const char *name);
+/*
+ * Gives file FROM the name TO, which must be new (as O_EXCL would have
+ * it: one that is there stays); -errno on failure, FROM then stays.
+ */
+int outdir_publish(struct outdir *od, const char *from, const char *to);
 void outdir_close(struct outdir *od);
 
 #endif

@@ -548,6 +548,7 @@ static void close_file(struct trace_sink *ts, struct tracefile *tf)
 
 /* summary.json is built in memory: never larger than this. */
 #define SUMMARY_MAX_BYTES (64u << 20)
+
 /* The summary in sb; the per-file list goes if it makes it too long. */
 static void format_summary(struct trace_sink *ts, struct run_summary *s,
 			   struct strbuf *sb)
@@ -583,23 +584,23 @@ static int write_whole(int fd, const struct strbuf *sb)
 	return err;
 }
 
-static void write_summary(struct trace_sink *ts, struct run_summary *s)
+/* Whether a summary that did not fit may fit without its per-file list. */
+static bool may_shrink(const struct run_summary *s, int err)
 {
-	int fd = ts->summary_fd;
+	return (err == -ENOSPC || err == -EDQUOT || err == -EFBIG) &&
+	       !s->files_left_out && s->io && s->io->nfiles > 0;
+}
+
+/* The summary into fd, which it closes; 0 or -errno. */
+static int write_content(struct trace_sink *ts, struct run_summary *s, int fd)
+{
 	struct strbuf sb;
 	int err;
 
-	ts->summary_fd = -1;
-	if (fd < 0)
-		fd = outdir_create_file(&ts->dir, summary_part);
-	if (fd < 0) {
-		open_failed(ts, "summary.json", fd);
-		return;
-	}
 	sb_init(&sb, SUMMARY_MAX_BYTES);
 	format_summary(ts, s, &sb);
 	err = write_whole(fd, &sb);
-	if (err && !s->files_left_out) {
+	if (may_shrink(s, err)) {
 		/* A full filesystem or quota: what the reserve holds. */
 		trace_problem(ts,
 			      "writing %s/summary.json failed: %s; it is "
@@ -615,14 +616,35 @@ static void write_summary(struct trace_sink *ts, struct run_summary *s)
 	sb_release(&sb);
 	if (close(fd) < 0 && !err)
 		err = -errno;
-	if (!err && renameat(ts->dir.dirfd, summary_part, ts->dir.dirfd,
-			     "summary.json") < 0)
-		err = -errno;
+	return err;
+}
+
+static void write_summary(struct trace_sink *ts, struct run_summary *s)
+{
+	int fd = ts->summary_fd;
+	int err;
+
+	ts->summary_fd = -1;
+	if (fd < 0)
+		fd = outdir_create_file(&ts->dir, summary_part);
+	if (fd < 0) {
+		open_failed(ts, "summary.json", fd);
+		return;
+	}
+	err = write_content(ts, s, fd);
 	if (err) {
 		warnx_line("writing %s/summary.json failed: %s", ts->dir.path,
 			   strerror(-err));
+		/* Half a summary is none: the trace reads as unfinished. */
 		unlinkat(ts->dir.dirfd, summary_part, 0);
+		return;
 	}
+	err = outdir_publish(&ts->dir, summary_part, "summary.json");
+	if (err)
+		warnx_line("cannot create %s/summary.json: %s; the summary is "
+			   "left in %s/%s",
+			   ts->dir.path, strerror(-err), ts->dir.path,
+			   summary_part);
 }
 
 void trace_finish(struct trace_sink *ts, struct run_summary *s)

@@ -137,12 +137,13 @@ def chrome_events(out, *traces):
     return json.loads(Path(out).read_text())["traceEvents"]
 
 
-def die_with(parent):
+def die_with(parent, prctl):
     """In a child before its exec: SIGKILL when pytest ends, however it
     ends (a timeout's kill included), so that no busy loop outlives the
-    tests; if pytest has already gone, at once."""
-    if ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    tests; if pytest has already gone, at once.  prctl is looked up in
+    the parent: no dlopen between fork and exec."""
+    if prctl(1, 9, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG, SIGKILL
+        os._exit(1)
     if os.getppid() != parent:
         os._exit(1)
 
@@ -154,9 +155,10 @@ class BusyCPUs:
 
     def __enter__(self):
         parent = os.getpid()
+        prctl = ctypes.CDLL(None).prctl
         loop = ["/bin/sh", "-c", "while :; do :; done"]
-        self.loops = [subprocess.Popen(loop,
-                                       preexec_fn=lambda: die_with(parent))
+        self.loops = [subprocess.Popen(
+                          loop, preexec_fn=lambda: die_with(parent, prctl))
                       for _ in range(max(2, os.cpu_count() or 1))]
         time.sleep(0.2)  # until they all spin
         return self

@@ -230,12 +230,13 @@ def test_full_filesystem_is_reported_once(tmp_path):
     assert summary["totals"]["processes"] == 602
 
 
-def run_on_tmpfs(tmp_path, size, task, level="summary", fill=False):
-    """iowrap -o FS/t running TASK, then (with fill) filling FS, a SIZE
-    tmpfs of its own mount namespace, and exiting 5; from a user namespace
-    (no root needed).  Returns iowrap's stderr, and what the task and then
-    the shell saw: FS/t's files with their sizes and blocks while the task
-    ran, and after."""
+def run_on_tmpfs(tmp_path, size, task, level="summary", fill=False,
+                 args=""):
+    """iowrap -o FS/t running TASK (a script given ARGS, shell words),
+    then (with fill) filling FS, a SIZE tmpfs of its own mount namespace,
+    and exiting 5; from a user namespace (no root needed).  Returns
+    iowrap's stderr, and what the task and then the shell saw: FS/t's
+    files with their sizes and blocks while the task ran, and after."""
     fs, out = tmp_path / "fs", tmp_path / "out"
     fs.mkdir()
     out.mkdir()
@@ -245,9 +246,9 @@ def run_on_tmpfs(tmp_path, size, task, level="summary", fill=False):
         f"{task}\n{fill}\n"
         f"cd {fs}/t && {blocks} > {out}/during\nexit 5\n")
     script = (f"mount -t tmpfs -o size={size} none {fs} && "
-              f"{IOWRAP} -o {fs}/t --level {level} -- sh {out}/task.sh; "
+              f"{IOWRAP} -o {fs}/t --level {level} -- sh {out}/task.sh {args}; "
               f"echo $? > {out}/status; cd {fs}/t; {blocks} > {out}/after; "
-              f"cp summary.json {out}/")
+              f"cp summary.json {out}/ 2>/dev/null")
     p = subprocess.run(["unshare", "-Urm", "sh", "-c", script],
                        capture_output=True, text=True, timeout=300)
     assert (out / "status").read_text() == "5\n", p.stderr
@@ -274,7 +275,8 @@ def test_summary_room_is_taken_at_the_start_and_given_back(tmp_path):
     after = listing(out / "after")
     assert sorted(after) == ["procs.csv", "summary.json"]
     size, blocks = after["summary.json"]
-    assert blocks == 8 * -(-size // 4096)
+    page = os.sysconf("SC_PAGE_SIZE")
+    assert blocks == -(-size // page) * page // 512
     summary = json.loads((out / "summary.json").read_text())
     assert summary["tracing"]["complete"] is True
     assert summary["exit"]["code"] == 5
@@ -304,6 +306,39 @@ def test_summary_without_its_file_list_when_the_filesystem_is_full(tmp_path):
     assert summary["exit"]["code"] == 5
     assert (summary["files_listed"], summary["files"]) == (0, [])
     assert summary["files_total"] >= 400
+
+
+def test_a_summary_larger_than_its_room_is_missing(tmp_path):
+    """At --level summary there is no per-file list to leave out: a
+    summary with a 109 KB command line, more than the room kept for it,
+    on a filesystem that the task fills up is not written at all (half of
+    one would be none, and the trace reads as unfinished); stderr says
+    so, once."""
+    stderr, out = run_on_tmpfs(tmp_path, "256k", "", fill=True,
+                               args="$(seq 20000)")
+    assert sorted(listing(out / "after")) == ["procs.csv"]
+    fs = tmp_path / "fs"
+    assert stderr.splitlines() == [
+        f"iowrap: writing {fs}/t/procs.csv failed: No space left on device; "
+        "the task goes on, its trace is incomplete",
+        f"iowrap: writing {fs}/t/summary.json failed: No space left on "
+        "device"]
+
+
+def test_a_summary_json_already_there_stays(tmp_path):
+    """A task that writes summary.json into its own trace directory keeps
+    it (summary.json is never replaced, as O_EXCL would have it); iowrap's
+    summary is left in .summary.json.part, as stderr says."""
+    out = tmp_path / "t"
+    t = run_iowrap(["sh", "-c", f"echo mine > {out}/summary.json; exit 3"],
+                   outdir=out)
+    assert t.returncode == 3
+    assert t.stderr == (f"iowrap: cannot create {out}/summary.json: File "
+                        f"exists; the summary is left in {out}/"
+                        ".summary.json.part\n")
+    assert (out / "summary.json").read_text() == "mine\n"
+    summary = json.loads((out / ".summary.json.part").read_text())
+    assert summary["exit"]["code"] == 3
 
 
 def test_environment_cwd_umask_and_rlimits_untouched(iowrap, tmp_path):
