@@ -252,6 +252,42 @@ static void init_monotonic_cond(pthread_cond_t *cond)
 	pthread_condattr_destroy(&attr);
 }
 
+static bool idle_reversible;
+
+static void *try_idle_and_back(void *arg)
+{
+	(void)arg;
+	idle_reversible = set_policy(0, SCHED_IDLE) == 0 &&
+			  set_policy(0, SCHED_OTHER) == 0;
+	return NULL;
+}
+
+static void probe_idle(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, try_idle_and_back, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
+/*
+ * Whether a thread may come back from SCHED_IDLE: the kernel lets one
+ * leave it only with CAP_SYS_NICE (in the initial user namespace) or an
+ * RLIMIT_NICE that allows its nice value, which an unprivileged user's
+ * default limit of 0 does not (EPERM).  A tracer thread left at
+ * SCHED_IDLE starves behind any busy process of the task or the node:
+ * as nobody, dd of 8 MB beside two busy loops took 60 s (until they
+ * ended) where root took 0.9 s.  Asked of the kernel once, on a thread
+ * of its own.
+ */
+static bool idle_is_reversible(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, probe_idle);
+	return idle_reversible;
+}
+
 void follow_init(struct cpu_follow *f, int procfd, bool enabled)
 {
 	memset(f, 0, sizeof(*f));
@@ -265,7 +301,7 @@ void follow_init(struct cpu_follow *f, int procfd, bool enabled)
 	atomic_init(&f->demoted, NOT_DEMOTED);
 	if (!enabled ||
 	    sched_getaffinity(0, sizeof(f->allowed), &f->allowed) < 0 ||
-	    CPU_COUNT(&f->allowed) < 2)
+	    CPU_COUNT(&f->allowed) < 2 || !idle_is_reversible())
 		return;
 	f->enabled = true;
 }

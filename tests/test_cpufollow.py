@@ -3,9 +3,16 @@ whether the tracer follows, does not, or starves behind other work on the
 tracee's CPU, and summary.json says what happened."""
 import csv
 import io
+import json
 import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
+
+from conftest import IOWRAP
 
 READS = 20000
 BLOCK = 1024
@@ -131,3 +138,41 @@ def test_starved_tracer_gives_up_its_cpu(iowrap, data):
               f"exit $st")
     trace = iowrap("-l", "full", "--", "sh", "-c", script, check=0)
     assert following(trace, data)["starved"] >= 1
+
+
+def sched_policies(stat_lines):
+    """Field 41 (policy) of each /proc/PID/task/TID/stat line."""
+    return [int(line.rsplit(")", 1)[1].split()[38]) for line in stat_lines]
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become nobody")
+def test_unprivileged_tracer_never_goes_idle():
+    """An unprivileged user may not leave SCHED_IDLE (RLIMIT_NICE is 0),
+    so its tracer threads never follow a tracee there: after dd's storm
+    of stops every one is at SCHED_OTHER, as the task reads in /proc, and
+    no phase was counted.  Before, a tracer thread stayed at SCHED_IDLE
+    after its first phase and starved behind any busy process: dd beside
+    two busy loops waited for them to end (60 s, root 0.9 s)."""
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        base.chmod(0o777)
+        data = base / "data.bin"
+        data.write_bytes(os.urandom(READS * BLOCK))
+        data.chmod(0o644)
+        script = (f"dd if={data} of=/dev/null bs={BLOCK} count={READS} "
+                  "status=none && cat /proc/$PPID/task/*/stat")
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                            "--clear-groups", str(IOWRAP), "-o",
+                            str(base / "t"), "--level", "full", "--", "sh",
+                            "-c", script], capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr
+        policies = sched_policies(p.stdout.splitlines())
+        assert len(policies) >= 2  # the main thread and a tracer thread
+        assert set(policies) == {0}  # SCHED_OTHER
+        summary = json.loads((base / "t" / "summary.json").read_text())
+        assert summary["tracing"]["cpu_follow"] == \
+            {"phases": 0, "starved": 0, "moves": 0}
+    finally:
+        shutil.rmtree(base)
