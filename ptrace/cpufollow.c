@@ -147,13 +147,19 @@ static bool doze(struct cpu_follow *f, long us)
 	return go_on;
 }
 
-/* Ends the phase from the watchdog; the tracer notices at its next stop. */
+/*
+ * Ends the phase from the watchdog; the tracer notices at its next stop.
+ * Under the lock that repin() takes: a tracer that has not noticed yet
+ * must not pin itself again after this has put back its own CPUs.
+ */
 static void demote(struct cpu_follow *f, enum demotion why)
 {
-	if (!atomic_exchange(&f->watched, false))
-		return; /* the tracer ended it meanwhile */
-	restore(f);
-	atomic_store(&f->demoted, why);
+	pthread_mutex_lock(&f->lock);
+	if (atomic_exchange(&f->watched, false)) {
+		restore(f);
+		atomic_store(&f->demoted, why);
+	}
+	pthread_mutex_unlock(&f->lock);
 }
 
 /*
@@ -359,16 +365,25 @@ static void note_demotion(struct cpu_follow *f, int64_t now)
 	f->holdoff_until_us = now + f->holdoff_us;
 }
 
+/* The tracer moves to cpu, unless the watchdog has ended the phase. */
+static void repin(struct cpu_follow *f, int cpu)
+{
+	pthread_mutex_lock(&f->lock);
+	if (atomic_load(&f->watched) && pin_to(0, cpu) == 0) {
+		f->cpu = cpu;
+		f->moves++;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
 static void read_tracee_cpu(struct cpu_follow *f, int64_t now)
 {
 	int cpu = tracee_cpu(f, f->tid);
 
 	f->since_check = 0;
 	f->checked_us = now;
-	if (cpu >= 0 && cpu != f->cpu && pin_to(0, cpu) == 0) {
-		f->cpu = cpu;
-		f->moves++;
-	}
+	if (cpu >= 0 && cpu != f->cpu)
+		repin(f, cpu);
 }
 
 /* Load balancing may move the tracee; follow it. */
@@ -421,12 +436,20 @@ void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop)
  * syscall, or the load balancer moved it to the other CPU: a tracee that
  * computes between stops (gzip) leaves the preempted tracer runnable beside
  * it, and an idle CPU pulls the tracee away within milliseconds.  Every
- * stop after that would cross CPUs until the next periodic re-read.
+ * stop after that would cross CPUs until the next periodic re-read.  A
+ * phase the watchdog ended is over here too: the tracer, now at
+ * SCHED_OTHER, must not poll beside its tracee (tracer.c's wait_next).
  */
 void follow_missed(struct cpu_follow *f)
 {
+	int64_t now;
+
+	if (!f->enabled)
+		return;
+	now = now_monotonic_us();
+	note_demotion(f, now);
 	if (f->active)
-		read_tracee_cpu(f, now_monotonic_us());
+		read_tracee_cpu(f, now);
 }
 
 void follow_release(struct cpu_follow *f)
