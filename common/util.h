@@ -45,6 +45,10 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
 /* write(2) until done or a real error; returns 0 or -errno. */
 int write_all(int fd, const void *data, size_t len);
 
+struct stat;
+/* fstatat(2) from what the kernel has cached: no file server is asked. */
+int stat_cached(int dirfd, const char *path, int flags, struct stat *st);
+
 bool parse_u64(const char *s, uint64_t *out);
 
 /* The index of name in names[0..n), or -1: an option's word to its enum. */

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/audit.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -313,13 +315,14 @@ static void fd_link(char *link, pid_t pid, int fd)
 	snprintf(link, FD_LINK_SIZE, "%d/fd/%d", (int)pid, fd);
 }
 
-/* stat(2) of what the task's fd refers to, through /proc/PID/fd/N. */
+/* stat(2) of what the task's fd refers to, through /proc/PID/fd/N, as
+ * the kernel has it cached (stat_cached). */
 static int fd_stat(struct iotrace *io, pid_t pid, int fd, struct stat *st)
 {
 	char link[FD_LINK_SIZE];
 
 	fd_link(link, pid, fd);
-	return fstatat(io->procfd, link, st, 0);
+	return stat_cached(io->procfd, link, 0, st);
 }
 
 /* readlink of /proc/PID/fd/N: the kernel's name for what fd is open on. */
@@ -352,6 +355,13 @@ static void take_kernel_path(struct iotrace *io, pid_t pid, int fd,
 	sb_release(&sb);
 }
 
+/* /dev/fuse, whatever its name: the misc device's minor 229 (FUSE_MINOR
+ * in the kernel's miscdevice.h). */
+static bool is_fuse_device(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(10, 229);
+}
+
 /* Fills an ofd's type, inode and traced flag from the open fd itself. */
 static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o,
 			 bool named_by_kernel)
@@ -361,6 +371,8 @@ static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o,
 	o->path_gen = io->dir_renames;
 	if (fd_stat(io, pid, fd, &st) < 0)
 		return;
+	if (is_fuse_device(&st))
+		io->serves_fuse = true;
 	if ((named_by_kernel || excluded(io, o->path)) &&
 	    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		take_kernel_path(io, pid, fd, o);
@@ -1278,11 +1290,51 @@ static void on_range(struct iotrace *io, struct tracee *t, char type, int first,
 
 /* ---- names -------------------------------------------------------- */
 
+/*
+ * A path walk through the kernel's caches alone (openat2 RESOLVE_CACHED,
+ * Linux 5.12): fails with EAGAIN where a lookup would go to the file
+ * system, and so never waits for a FUSE server.  O_PATH: no open either.
+ */
+static int open_cached_path(const char *path, bool follow)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+		.resolve = RESOLVE_CACHED,
+	};
+
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/*
+ * stat(2) (follow) or lstat(2) of a path the task named, as the kernel
+ * has it cached (stat_cached).  Once a process of the task has opened
+ * /dev/fuse, it may serve a file system under the path, and the walk
+ * itself may ask it (a lookup whose cached entry is stale), stopped for
+ * the tracer: a deadlock.  Then only a walk through the caches is made,
+ * and a path not all cached is not looked at (-1): the row it is for
+ * gets no inode id, and counts for no file.
+ */
+static int path_stat(const struct iotrace *io, const char *path, bool follow,
+		     struct stat *st)
+{
+	int fd, ret;
+
+	if (!io->serves_fuse)
+		return stat_cached(AT_FDCWD, path,
+				   follow ? 0 : AT_SYMLINK_NOFOLLOW, st);
+	fd = open_cached_path(path, follow);
+	if (fd < 0)
+		return -1;
+	ret = stat_cached(fd, "", AT_EMPTY_PATH, st);
+	close(fd);
+	return ret;
+}
+
 static uint64_t path_inode(struct iotrace *io, const char *path)
 {
 	struct stat st;
 
-	if (stat(path, &st) < 0 ||
+	if (path_stat(io, path, true, &st) < 0 ||
 	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return 0;
 	return file_seen(&io->files, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
@@ -1317,18 +1369,18 @@ static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 	sb_release(&path);
 }
 
-static bool is_dir(const char *path)
+static bool is_dir(const struct iotrace *io, const char *path)
 {
 	struct stat st;
 
-	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	return path_stat(io, path, false, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* A renamed directory moves every path below it: cwds and dirfds.  Both
  * names are looked at: RENAME_EXCHANGE leaves something at each. */
 static void note_rename(struct iotrace *io, const char *from, const char *to)
 {
-	if (is_dir(to) || is_dir(from))
+	if (is_dir(io, to) || is_dir(io, from))
 		io->dir_renames++;
 }
 
@@ -1686,8 +1738,8 @@ static bool renames_onto_itself(struct iotrace *io, struct tracee *t,
 		return false;
 	sb_init(&path, TRACE_PATH_MAX);
 	same = path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, a[at], &path) &&
-	       lstat(sb_str(&path), &st) == 0 && st.st_dev == target->st_dev &&
-	       st.st_ino == target->st_ino;
+	       path_stat(io, sb_str(&path), false, &st) == 0 &&
+	       st.st_dev == target->st_dev && st.st_ino == target->st_ino;
 	sb_release(&path);
 	return same;
 }
@@ -1721,7 +1773,7 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 	default:
 		named = false;
 	}
-	if (named && lstat(sb_str(&path), &st) == 0 &&
+	if (named && path_stat(io, sb_str(&path), false, &st) == 0 &&
 	    (st.st_nlink <= 1 || S_ISDIR(st.st_mode)) &&
 	    !renames_onto_itself(io, t, &st)) {
 		t->call.doomed_dev = (uint64_t)st.st_dev;

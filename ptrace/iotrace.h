@@ -27,6 +27,10 @@ struct iotrace {
 	uint64_t unknown_syscalls; /* trapped, but not in our tables */
 	bool used_io_uring;
 	bool used_linux_aio; /* io_submit: its reads and writes are not */
+	/* a process of the task opened /dev/fuse: it may serve a file
+	 * system, so the tracer walks no path that the kernel would have
+	 * to ask it about (path_stat) */
+	bool serves_fuse;
 	/* the tracer's processes by tgid: where a descriptor came from */
 	const struct pidmap *processes;
 	/* directories renamed so far: a cwd or dirfd path taken before the

@@ -3,6 +3,7 @@ commands, and against the files themselves."""
 import ast
 import collections
 import csv
+import ctypes
 import errno
 import glob
 import io
@@ -19,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FILTER_MODE, IOWRAP, BusyCPUs, helper, run_iowrap
+from conftest import (FILTER_MODE, IOWRAP, BusyCPUs, helper, run_iowrap,
+                      set_no_new_privs)
 
 # Every test twice: with the plain filter (root's, as here) and the
 # descriptor-scoped one (under NO_NEW_PRIVS: an unprivileged user's).
@@ -2745,3 +2747,58 @@ def test_kernel_async_io_is_said_in_the_summary(tmp_path, mode):
                     if r["paths"] == str(data.resolve())]
         assert [r["type"] for r in csv.DictReader(open(t.dir / "io.csv"))
                 if r["inode"] == inode] == ["O"]
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+# Looked up before any fork: preexec_fn runs between fork and exec.
+LIBC_UNSHARE, LIBC_MOUNT = LIBC.unshare, LIBC.mount
+CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x20000, 0x4000, 0x40000
+
+
+def own_mount_namespace():
+    """preexec_fn: iowrap and its task in a mount namespace of their own,
+    none of it shared with the test's (as unshare -m makes it)."""
+    if LIBC_UNSHARE(CLONE_NEWNS) != 0 or \
+            LIBC_MOUNT(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+    if FILTER_MODE["nnp"]:
+        set_no_new_privs()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
+                    reason="needs root (a FUSE mount) and /dev/fuse")
+def test_a_fuse_file_system_served_by_the_task(tmp_path):
+    """A process of the task serves a FUSE file system, as fuse-overlayfs
+    or squashfuse do in containers: nothing cached (every lookup and stat
+    is a request), and each answer reads the server's backing file (a
+    traced read).  The tracer stat'ed each file opened through
+    /proc/PID/fd/N, and each path stat'ed or removed by path: requests
+    to the server, stopped for the tracer, which held every tracee: the
+    task hung for ever, with either filter.  Now it asks only the
+    kernel's caches (statx AT_STATX_DONT_SYNC; once the task has opened
+    /dev/fuse, path walks with openat2 RESOLVE_CACHED)."""
+    mnt, backing = tmp_path / "mnt", tmp_path / "backing"
+    mnt.mkdir()
+    backing.write_bytes(b"b" * 100)
+    hello = f"{mnt}/hello"
+    script = (f"{helper('fusehello')} {mnt} {backing} & "
+              "for i in $(seq 200); do "
+              f"grep -q ' {mnt} ' /proc/self/mountinfo && break; "
+              "sleep 0.05; done; "
+              f"wc -c < {hello}; stat -c %s {hello}; "
+              f"[ -e {hello} ] && echo exists; umount {mnt}; wait")
+    t = run_iowrap(["--level", "full", "--", "sh", "-c", script],
+                   outdir=tmp_path / "t", timeout=60,
+                   preexec_fn=own_mount_namespace)
+    assert t.returncode == 0, t.stderr
+    assert t.stdout == "4096\n4096\nexists\n"
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    (opened,) = [r for r in rows if r["type"] == "O" and r["path"] == hello]
+    assert opened["inode"] != "0" and int(opened["result"]) >= 0
+    assert sum(int(r["result"]) for r in rows if r["type"] == "R" and
+               r["handle"] == opened["handle"]) == 4096
+    assert "C" in [r["type"] for r in rows
+                   if r["handle"] == opened["handle"]]
+    assert any(r["type"] == "S" and r["path"] == hello for r in rows)
+    served = [r for r in rows if r["type"] == "R" and r["size"] == "16"]
+    assert served and all(r["result"] == "16" for r in served)
