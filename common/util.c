@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/stat.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +11,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+/* musl before 1.2.5 has no struct statx; glibc and later musl define it,
+ * and STATX_TYPE with it. */
+#ifndef STATX_TYPE
+#include <linux/stat.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -223,19 +227,23 @@ const char *signal_name(int sig)
  * (fuse-overlayfs, squashfuse in a container) would wait for that
  * process, stopped for the tracer (a deadlock, tests/helpers/fusehello.c),
  * and NFS would cost a round trip.  Only the type and mode, device and
- * inode, link count, size and rdev are filled.  fstatat where statx is
- * missing
- * (ENOSYS before Linux 4.11; EPERM under an old container profile).
+ * inode, link count, size and rdev are filled.  Where statx is missing
+ * (ENOSYS before Linux 4.11; EPERM under an old container profile),
+ * fstatat if fall_back (where no such server can be asked).  The kernel
+ * adds AT_NO_AUTOMOUNT to stat(2) and fstatat itself, not to statx: a
+ * tracer's stat must not mount an automount point, or wait for its daemon.
  */
-int stat_cached(int dirfd, const char *path, int flags, struct stat *st)
+int stat_cached(int dirfd, const char *path, int flags, bool fall_back,
+		struct stat *st)
 {
 	struct statx sx;
 
-	if (syscall(SYS_statx, dirfd, path, flags | AT_STATX_DONT_SYNC,
+	if (syscall(SYS_statx, dirfd, path,
+		    flags | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
 		    STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_INO |
 			    STATX_SIZE,
 		    &sx) < 0) {
-		if (errno != ENOSYS && errno != EPERM)
+		if (!fall_back || (errno != ENOSYS && errno != EPERM))
 			return -1;
 		return fstatat(dirfd, path, st, flags);
 	}

@@ -46,8 +46,10 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
 int write_all(int fd, const void *data, size_t len);
 
 struct stat;
-/* fstatat(2) from what the kernel has cached: no file server is asked. */
-int stat_cached(int dirfd, const char *path, int flags, struct stat *st);
+/* fstatat(2) from what the kernel has cached: no file server is asked;
+ * where the kernel cannot, fstatat itself if fall_back. */
+int stat_cached(int dirfd, const char *path, int flags, bool fall_back,
+		struct stat *st);
 
 bool parse_u64(const char *s, uint64_t *out);
 

@@ -147,19 +147,14 @@ static bool doze(struct cpu_follow *f, long us)
 	return go_on;
 }
 
-/*
- * Ends the phase from the watchdog; the tracer notices at its next stop.
- * Under the lock that repin() takes: a tracer that has not noticed yet
- * must not pin itself again after this has put back its own CPUs.
- */
+/* Ends the phase from the watchdog; the tracer notices at its next stop
+ * or wait (repin). */
 static void demote(struct cpu_follow *f, enum demotion why)
 {
-	pthread_mutex_lock(&f->lock);
-	if (atomic_exchange(&f->watched, false)) {
-		restore(f);
-		atomic_store(&f->demoted, why);
-	}
-	pthread_mutex_unlock(&f->lock);
+	if (!atomic_exchange(&f->watched, false))
+		return; /* the tracer ended it meanwhile */
+	restore(f);
+	atomic_store(&f->demoted, why);
 }
 
 /*
@@ -365,15 +360,23 @@ static void note_demotion(struct cpu_follow *f, int64_t now)
 	f->holdoff_until_us = now + f->holdoff_us;
 }
 
-/* The tracer moves to cpu, unless the watchdog has ended the phase. */
+/*
+ * The tracer moves to cpu, unless the watchdog has ended the phase: it
+ * put back the tracer's own CPUs, which a pin after that would undo for
+ * good.  Whichever of the two goes last, the tracer ends up put back.
+ * No lock: the tracer, at SCHED_IDLE on a busy CPU, could starve holding
+ * it while the watchdog waited.
+ */
 static void repin(struct cpu_follow *f, int cpu)
 {
-	pthread_mutex_lock(&f->lock);
-	if (atomic_load(&f->watched) && pin_to(0, cpu) == 0) {
-		f->cpu = cpu;
-		f->moves++;
+	if (!atomic_load(&f->watched) || pin_to(0, cpu) < 0)
+		return;
+	if (!atomic_load(&f->watched)) {
+		restore(f);
+		return;
 	}
-	pthread_mutex_unlock(&f->lock);
+	f->cpu = cpu;
+	f->moves++;
 }
 
 static void read_tracee_cpu(struct cpu_follow *f, int64_t now)

@@ -84,6 +84,13 @@ void iotrace_release(struct iotrace *io)
 			"%" PRIu64 " paths (of rows, and the cwds they were "
 			"built on) were longer than %d bytes and cut there",
 			io->paths_cut, TRACE_PATH_MAX);
+	if (io->paths_uncached)
+		trace_problem(
+			io->sink,
+			"%" PRIu64 " paths were not looked up: the task opened "
+			"/dev/fuse and may serve them, and the kernel's caches "
+			"did not hold them; their rows count for no file",
+			io->paths_uncached);
 	file_table_write(&io->files, io->sink);
 	file_table_release(&io->files);
 	opqueue_release(&io->queues);
@@ -322,7 +329,7 @@ static int fd_stat(struct iotrace *io, pid_t pid, int fd, struct stat *st)
 	char link[FD_LINK_SIZE];
 
 	fd_link(link, pid, fd);
-	return stat_cached(io->procfd, link, 0, st);
+	return stat_cached(io->procfd, link, 0, !io->serves_fuse, st);
 }
 
 /* readlink of /proc/PID/fd/N: the kernel's name for what fd is open on. */
@@ -594,13 +601,83 @@ static size_t last_dotdot_end(const char *path)
 }
 
 /*
+ * A path walk through the kernel's caches alone (openat2 RESOLVE_CACHED,
+ * Linux 5.12): fails with EAGAIN where a lookup would go to the file
+ * system, and so never waits for a FUSE server.  O_PATH: no open either.
+ */
+static int open_cached_path(const char *path, bool follow)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+		.resolve = RESOLVE_CACHED,
+	};
+
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/*
+ * stat(2) (follow) or lstat(2) of a path the task named, as the kernel
+ * has it cached (stat_cached).  Once a process of the task has opened
+ * /dev/fuse, it may serve a file system under the path, and the walk
+ * itself may ask it (a lookup whose cached entry is stale), stopped for
+ * the tracer: a deadlock.  Then only a walk through the caches is made,
+ * and a path not all cached is not looked at (-1): the row it is for
+ * gets no inode id, and counts for no file.
+ */
+static int path_stat(struct iotrace *io, const char *path, bool follow,
+		     struct stat *st)
+{
+	int fd, ret;
+
+	if (!io->serves_fuse)
+		return stat_cached(AT_FDCWD, path,
+				   follow ? 0 : AT_SYMLINK_NOFOLLOW, true, st);
+	fd = open_cached_path(path, follow);
+	if (fd < 0) {
+		/* EAGAIN: not all cached; ENOSYS, EINVAL: before 5.12 */
+		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+			io->paths_uncached++;
+		return -1;
+	}
+	ret = stat_cached(fd, "", AT_EMPTY_PATH, false, st);
+	close(fd);
+	return ret;
+}
+
+/*
+ * realpath(3), which looks up every name on the way; once the task may
+ * serve a file system (path_stat), through the kernel's caches alone,
+ * and the kernel's name for what that finds.  False where it fails.
+ */
+static bool real_path(const struct iotrace *io, const char *path,
+		      char real[PATH_MAX])
+{
+	char link[32];
+	ssize_t n;
+	int fd;
+
+	if (!io->serves_fuse)
+		return realpath(path, real) != NULL;
+	fd = open_cached_path(path, true);
+	if (fd < 0)
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, real, PATH_MAX - 1);
+	close(fd);
+	if (n <= 0 || real[0] != '/')
+		return false;
+	real[n] = '\0';
+	return true;
+}
+
+/*
  * "dir/.." is the parent of where dir leads, which is not the lexical
  * parent when dir is a symlink or crosses one.  So a path with ".." has
  * everything up to its last ".." resolved as the kernel does (realpath,
  * here, in the tracer's view of the same files); the rest, and a path
  * whose prefix no longer resolves, is normalised lexically.
  */
-static void normalise_dotdot(struct strbuf *path)
+static void normalise_dotdot(struct iotrace *io, struct strbuf *path)
 {
 	const char *s = sb_str(path);
 	size_t end = last_dotdot_end(s), len = strlen(s);
@@ -613,7 +690,7 @@ static void normalise_dotdot(struct strbuf *path)
 		return;
 	memcpy(prefix, s, end);
 	prefix[end] = '\0';
-	if (!realpath(prefix, real))
+	if (!real_path(io, prefix, real))
 		return;
 	memcpy(prefix, s + end, len - end + 1); /* now the rest */
 	sb_reset(path);
@@ -641,7 +718,7 @@ static void resolve_at(struct iotrace *io, struct tracee *t, int dirfd,
 	sb_adds(out, name);
 	if (out->truncated)
 		io->paths_cut++;
-	normalise_dotdot(out);
+	normalise_dotdot(io, out);
 	if (out->buf)
 		normalise_path(out->buf);
 	out->len = strlen(sb_str(out));
@@ -1223,6 +1300,9 @@ static bool fs_has_generic_seek(struct iotrace *io, pid_t pid, int fd)
 	struct statfs sf;
 	int pfd, err;
 
+	/* statfs asks the file system: its server may be a tracee. */
+	if (io->serves_fuse)
+		return false;
 	fd_link(link, pid, fd);
 	pfd = openat(io->procfd, link, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
@@ -1290,46 +1370,6 @@ static void on_range(struct iotrace *io, struct tracee *t, char type, int first,
 
 /* ---- names -------------------------------------------------------- */
 
-/*
- * A path walk through the kernel's caches alone (openat2 RESOLVE_CACHED,
- * Linux 5.12): fails with EAGAIN where a lookup would go to the file
- * system, and so never waits for a FUSE server.  O_PATH: no open either.
- */
-static int open_cached_path(const char *path, bool follow)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
-		.resolve = RESOLVE_CACHED,
-	};
-
-	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-}
-
-/*
- * stat(2) (follow) or lstat(2) of a path the task named, as the kernel
- * has it cached (stat_cached).  Once a process of the task has opened
- * /dev/fuse, it may serve a file system under the path, and the walk
- * itself may ask it (a lookup whose cached entry is stale), stopped for
- * the tracer: a deadlock.  Then only a walk through the caches is made,
- * and a path not all cached is not looked at (-1): the row it is for
- * gets no inode id, and counts for no file.
- */
-static int path_stat(const struct iotrace *io, const char *path, bool follow,
-		     struct stat *st)
-{
-	int fd, ret;
-
-	if (!io->serves_fuse)
-		return stat_cached(AT_FDCWD, path,
-				   follow ? 0 : AT_SYMLINK_NOFOLLOW, st);
-	fd = open_cached_path(path, follow);
-	if (fd < 0)
-		return -1;
-	ret = stat_cached(fd, "", AT_EMPTY_PATH, st);
-	close(fd);
-	return ret;
-}
-
 static uint64_t path_inode(struct iotrace *io, const char *path)
 {
 	struct stat st;
@@ -1369,11 +1409,14 @@ static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 	sb_release(&path);
 }
 
-static bool is_dir(const struct iotrace *io, const char *path)
+/* Whether path is a directory; one not looked up (path_stat) may be. */
+static bool is_dir(struct iotrace *io, const char *path)
 {
 	struct stat st;
 
-	return path_stat(io, path, false, &st) == 0 && S_ISDIR(st.st_mode);
+	if (path_stat(io, path, false, &st) == 0)
+		return S_ISDIR(st.st_mode);
+	return io->serves_fuse && errno != ENOENT && errno != ENOTDIR;
 }
 
 /* A renamed directory moves every path below it: cwds and dirfds.  Both

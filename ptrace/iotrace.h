@@ -38,6 +38,8 @@ struct iotrace {
 	uint64_t dir_renames;
 	/* paths cut at TRACE_PATH_MAX; processes whose cwd was unknown */
 	uint64_t paths_cut, cwds_unknown;
+	/* paths not looked up: not all in the kernel's caches (serves_fuse) */
+	uint64_t paths_uncached;
 	struct opqueues queues; /* operations held to keep offsets exact */
 };
 

@@ -37,7 +37,8 @@ static void reply(uint64_t unique, int error, const void *data, size_t len)
 		len = HELLO_SIZE;
 	h.len = (uint32_t)(sizeof(h) + len);
 	memcpy(out, &h, sizeof(h));
-	memcpy(out + sizeof(h), data, len);
+	if (len)
+		memcpy(out + sizeof(h), data, len);
 	if (write(dev_fd, out, sizeof(h) + len) < 0 && errno != ENOENT)
 		perror("fusehello: write");
 }
