@@ -447,7 +447,8 @@ void follow_missed(struct cpu_follow *f)
 {
 	int64_t now;
 
-	if (!f->enabled)
+	/* Only a phase can have been ended: nothing to do between phases. */
+	if (!f->active)
 		return;
 	now = now_monotonic_us();
 	note_demotion(f, now);
