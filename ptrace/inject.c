@@ -58,11 +58,14 @@ static uint64_t page_cookie(void)
 	return cookie;
 }
 
+/* Any page: the anonymous one the tracer mapped (a task that maps a file
+ * of its own FUSE mount over it is not guarded against). */
 static bool page_is_ours(pid_t tid, uint64_t page)
 {
 	uint64_t cookie = 0;
 
-	return tracee_read(tid, page, &cookie, sizeof(cookie)) == 0 &&
+	return tracee_read(tid, TRACEE_ANY_PAGE, page, &cookie,
+			   sizeof(cookie)) == 0 &&
 	       cookie == page_cookie();
 }
 
@@ -131,13 +134,16 @@ static void give_back(struct borrowed *b)
 }
 
 /* Whether the two bytes before ip are a syscall instruction (0f 05): a
- * syscall stop's are, unless an exec put another program there. */
+ * syscall stop's are, unless an exec put another program there.  Any
+ * page: that instruction has just run from it, by this thread or, for a
+ * new child at its first stop, by its parent, so the page is in the page
+ * cache and a fault on it is never a read of its file. */
 static bool after_syscall_insn(pid_t tid, uint64_t ip)
 {
 	uint16_t insn = 0;
 
-	return tracee_read(tid, ip - SYSCALL_INSN_LEN, &insn, sizeof(insn)) ==
-		       0 &&
+	return tracee_read(tid, TRACEE_ANY_PAGE, ip - SYSCALL_INSN_LEN, &insn,
+			   sizeof(insn)) == 0 &&
 	       insn == 0x050f;
 }
 

@@ -29,6 +29,13 @@
 #include "tracee_mem.h"
 #include "util.h"
 
+#ifndef AT_EXECFN
+#define AT_EXECFN 31 /* include/uapi/linux/auxvec.h */
+#endif
+/* Types of auxv entries are below this; x86_64's list is some 22 pairs. */
+#define AUXV_MAX_TYPE 4096
+#define AUXV_BYTES 1024
+
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
 #endif
@@ -91,6 +98,17 @@ void iotrace_release(struct iotrace *io)
 			"/dev/fuse and may serve them, and the kernel's caches "
 			"did not hold them; their rows count for no file",
 			io->paths_uncached);
+	if (io->entry_paths_unread)
+		trace_problem(
+			io->sink,
+			"%" PRIu64 " paths were not read at a call's entry "
+			"(exec, chdir, unlink, rmdir, rename): the task opened "
+			"/dev/fuse and their pages were not in memory (reading "
+			"them could have asked a server stopped for the "
+			"tracer); an exec's row names the program as the "
+			"kernel does, a file unlinked or renamed over may keep "
+			"its id",
+			io->entry_paths_unread);
 	file_table_write(&io->files, io->sink);
 	file_table_release(&io->files);
 	opqueue_release(&io->queues);
@@ -724,16 +742,42 @@ static void resolve_at(struct iotrace *io, struct tracee *t, int dirfd,
 	out->len = strlen(sb_str(out));
 }
 
-/* Reads the path argument at addr and resolves it; false if unreadable. */
+/*
+ * The tracee's memory.  Once the task has opened /dev/fuse, only pages in
+ * memory (else -EAGAIN): any other may be a page of a file it serves, and
+ * faulting it in would wait for that server, which may be stopped for the
+ * tracer.  That matters for what is read at a call's entry, before the
+ * kernel has read it; at an exit stop the kernel has brought the page in.
+ */
+static int mem_pages(const struct iotrace *io)
+{
+	return io->serves_fuse ? io->procfd : TRACEE_ANY_PAGE;
+}
+
+static int read_mem(const struct iotrace *io, const struct tracee *t,
+		    uint64_t addr, void *buf, size_t len)
+{
+	return tracee_read(t->tid, mem_pages(io), addr, buf, len);
+}
+
+/* Reads the path argument at addr and resolves it; 0 or -errno. */
+static int read_path_arg(struct iotrace *io, struct tracee *t, int dirfd,
+			 uint64_t addr, struct strbuf *out)
+{
+	char name[PATH_MAX];
+	ssize_t n = tracee_read_str(t->tid, mem_pages(io), addr, name,
+				    sizeof(name));
+
+	if (n < 0)
+		return (int)n;
+	resolve_at(io, t, dirfd, name, out);
+	return 0;
+}
+
 static bool path_arg(struct iotrace *io, struct tracee *t, int dirfd,
 		     uint64_t addr, struct strbuf *out)
 {
-	char name[PATH_MAX];
-
-	if (tracee_read_str(t->tid, addr, name, sizeof(name)) < 0)
-		return false;
-	resolve_at(io, t, dirfd, name, out);
-	return true;
+	return read_path_arg(io, t, dirfd, addr, out) == 0;
 }
 
 /* ---- events ------------------------------------------------------- */
@@ -1054,7 +1098,8 @@ static void on_fcntl(struct iotrace *io, struct tracee *t, int64_t ret)
 /* ---- data --------------------------------------------------------- */
 
 /* Sum of an iovec array's lengths (iov_len is 32-bit on i386 and x32). */
-static uint64_t iov_total(const struct tracee *t, uint64_t addr, int count)
+static uint64_t iov_total(struct iotrace *io, const struct tracee *t,
+			  uint64_t addr, int count)
 {
 	bool narrow = is_i386(t) || t->call.x32;
 	uint64_t total = 0;
@@ -1067,15 +1112,15 @@ static uint64_t iov_total(const struct tracee *t, uint64_t addr, int count)
 		if (narrow) {
 			uint32_t v[2];
 
-			if (tracee_read(t->tid, addr + (uint64_t)i * 8, v,
-					sizeof(v)))
+			if (read_mem(io, t, addr + (uint64_t)i * 8, v,
+				     sizeof(v)))
 				return total;
 			len = v[1];
 		} else {
 			uint64_t v[2];
 
-			if (tracee_read(t->tid, addr + (uint64_t)i * 16, v,
-					sizeof(v)))
+			if (read_mem(io, t, addr + (uint64_t)i * 16, v,
+				     sizeof(v)))
 				return total;
 			len = v[1];
 		}
@@ -1163,10 +1208,9 @@ static void transfer_side(struct iotrace *io, struct tracee *t, char type,
 		op.offset = o->offset;
 		if (ret > 0 && o->offset >= 0)
 			o->offset += ret;
-	} else if (off32 ? tracee_read(t->tid, off_ptr, &pos32,
-				       sizeof(pos32)) == 0 :
-			   tracee_read(t->tid, off_ptr, &pos, sizeof(pos)) ==
-				   0) {
+	} else if (off32 ? read_mem(io, t, off_ptr, &pos32, sizeof(pos32)) ==
+				   0 :
+			   read_mem(io, t, off_ptr, &pos, sizeof(pos)) == 0) {
 		if (off32)
 			pos = pos32;
 		op.offset = pos - (ret > 0 ? ret : 0);
@@ -1228,8 +1272,7 @@ static void on_clone(struct iotrace *io, struct tracee *t, int64_t ret)
 
 	if ((uint32_t)t->call.args[1] == IOCTL_FICLONE) {
 		range[0] = t->call.args[2];
-	} else if (tracee_read(t->tid, t->call.args[2], range, sizeof(range)) <
-		   0) {
+	} else if (read_mem(io, t, t->call.args[2], range, sizeof(range)) < 0) {
 		return clone_side(io, t, arg_fd(t, 0), -1, 0, 1, ret);
 	}
 	/* The kernel takes src_fd as an unsigned int. */
@@ -1254,8 +1297,7 @@ static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
 	if (t->call.id == SC_LLSEEK && ret == 0) {
 		int64_t pos;
 
-		if (tracee_read(t->tid, t->call.args[3], &pos, sizeof(pos)) ==
-		    0)
+		if (read_mem(io, t, t->call.args[3], &pos, sizeof(pos)) == 0)
 			ret = op.result = pos;
 	}
 	if (ret >= 0)
@@ -1472,7 +1514,8 @@ static const struct ofd *linked_descriptor(struct iotrace *io, struct tracee *t)
 
 	if (t->call.id != SC_LINKAT ||
 	    !(flags & (AT_EMPTY_PATH | AT_SYMLINK_FOLLOW)) ||
-	    tracee_read_str(t->tid, t->call.args[1], name, sizeof(name)) < 0)
+	    tracee_read_str(t->tid, mem_pages(io), t->call.args[1], name,
+			    sizeof(name)) < 0)
 		return NULL;
 	if (name[0] == '\0')
 		fd = flags & AT_EMPTY_PATH ? arg_fd(t, 0) : -1;
@@ -1508,7 +1551,7 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 			/* symlink's target is a string, not a task's path */
 			char target[PATH_MAX];
 
-			if (tracee_read_str(t->tid, a1, target,
+			if (tracee_read_str(t->tid, mem_pages(io), a1, target,
 					    sizeof(target)) >= 0)
 				sb_adds(&from, target);
 		} else {
@@ -1599,16 +1642,87 @@ static void note_entry_path(struct iotrace *io, struct tracee *t)
 {
 	bool at = t->call.id == SC_EXECVEAT;
 	struct strbuf path;
+	int err;
 
 	free(t->call.entry_path);
 	t->call.entry_path = NULL;
 	sb_init(&path, TRACE_PATH_MAX);
-	if (path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, t->call.args[at],
-		     &path)) {
+	err = read_path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD,
+			    t->call.args[at], &path);
+	if (err == 0) {
 		if (t->call.id != SC_CHDIR && excluded(io, sb_str(&path)))
 			take_exec_kernel_path(io, t, &path);
 		t->call.entry_path = sb_detach(&path);
+	} else if (err == -EAGAIN) {
+		t->call.entry_unread = true;
 	}
+	sb_release(&path);
+}
+
+/*
+ * Where AT_EXECFN, in a process's auxv, says exec left the name it was
+ * given, on the new stack.  Entries are 64-bit pairs, or 32-bit ones for
+ * an i386 or x32 program (its first pair read as one 64-bit number is
+ * then no small type).
+ */
+static bool auxv_execfn(const unsigned char *auxv, size_t n, uint64_t *addr)
+{
+	uint64_t first;
+	size_t word;
+
+	if (n < sizeof(first))
+		return false;
+	memcpy(&first, auxv, sizeof(first));
+	word = first < AUXV_MAX_TYPE ? 8 : 4;
+	for (size_t i = 0; i + 2 * word <= n; i += 2 * word) {
+		uint64_t type = 0, value = 0;
+
+		memcpy(&type, auxv + i, word);
+		memcpy(&value, auxv + i + word, word);
+		if (type == 0) /* AT_NULL */
+			return false;
+		if (type == AT_EXECFN) {
+			*addr = value;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * An exec whose path was not read at its entry (mem_pages: its page was
+ * not in memory).  Where it failed, the path the kernel has read by now.
+ * Where it ran, the name it was given, which the kernel has written to the
+ * new stack (AT_EXECFN; a script's, where /proc/PID/exe names its
+ * interpreter); else, and for a name that leads anywhere (/dev/fd/N,
+ * /proc/self/exe), the kernel's name for the program.
+ */
+static void exec_path_at_exit(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	unsigned char auxv[AUXV_BYTES];
+	char file[32], name[PATH_MAX];
+	const char *exe = sb_str(&t->proc->exe);
+	struct strbuf path;
+	uint64_t addr;
+	ssize_t n;
+
+	if (ret != 0) {
+		note_entry_path(io, t);
+		return;
+	}
+	sb_init(&path, TRACE_PATH_MAX);
+	snprintf(file, sizeof(file), "%d/auxv", (int)t->tid);
+	n = read_file_at(io->procfd, file, (char *)auxv, sizeof(auxv));
+	if (n > 0 && auxv_execfn(auxv, (size_t)n, &addr) &&
+	    tracee_read_str(t->tid, mem_pages(io), addr, name, sizeof(name)) >
+		    0)
+		resolve_at(io, t, AT_FDCWD, name, &path);
+	if ((!path.len || excluded(io, sb_str(&path))) && exe[0] == '/') {
+		sb_reset(&path);
+		sb_adds(&path, exe);
+	}
+	if (path.len)
+		t->call.entry_path = sb_detach(&path);
 	sb_release(&path);
 }
 
@@ -1622,6 +1736,8 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 	if (ret == 0 && rchar > t->call.rchar_before)
 		t->proc->rec.usage.exec_read_bytes +=
 			rchar - t->call.rchar_before;
+	if (!t->call.entry_path)
+		exec_path_at_exit(io, t, ret);
 	if (t->call.entry_path)
 		emit_path_op(io, t, 'X', t->call.entry_path, ret, 0);
 	free(t->call.entry_path);
@@ -1765,26 +1881,28 @@ static void on_mmap(struct iotrace *io, struct tracee *t, int64_t ret)
 /*
  * A rename whose source is the target's file already (the same name by
  * another spelling, or another link of it) does nothing, and the file
- * keeps its name.
+ * keeps its name.  1, 0, or -EAGAIN: the source's name is in a page not
+ * in memory (read_mem).
  */
-static bool renames_onto_itself(struct iotrace *io, struct tracee *t,
-				const struct stat *target)
+static int renames_onto_itself(struct iotrace *io, struct tracee *t,
+			       const struct stat *target)
 {
 	const uint64_t *a = t->call.args;
 	bool at = t->call.id != SC_RENAME;
 	struct strbuf path;
 	struct stat st;
 	bool same;
+	int err;
 
 	if (t->call.id != SC_RENAME && t->call.id != SC_RENAMEAT &&
 	    t->call.id != SC_RENAMEAT2)
-		return false;
+		return 0;
 	sb_init(&path, TRACE_PATH_MAX);
-	same = path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, a[at], &path) &&
-	       path_stat(io, sb_str(&path), false, &st) == 0 &&
+	err = read_path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, a[at], &path);
+	same = err == 0 && path_stat(io, sb_str(&path), false, &st) == 0 &&
 	       st.st_dev == target->st_dev && st.st_ino == target->st_ino;
 	sb_release(&path);
-	return same;
+	return err == -EAGAIN ? err : same;
 }
 
 static void note_doomed_inode(struct iotrace *io, struct tracee *t)
@@ -1792,49 +1910,53 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 	const uint64_t *a = t->call.args;
 	struct strbuf path;
 	struct stat st;
-	bool named;
+	int err = -EINVAL, same = 0;
 
 	t->call.doomed_dev = t->call.doomed_ino = 0;
 	sb_init(&path, TRACE_PATH_MAX);
 	switch (t->call.id) {
 	case SC_UNLINK:
 	case SC_RMDIR:
-		named = path_arg(io, t, AT_FDCWD, a[0], &path);
+		err = read_path_arg(io, t, AT_FDCWD, a[0], &path);
 		break;
 	case SC_UNLINKAT:
-		named = path_arg(io, t, arg_fd(t, 0), a[1], &path);
+		err = read_path_arg(io, t, arg_fd(t, 0), a[1], &path);
 		break;
 	case SC_RENAME: /* the target loses its name */
-		named = path_arg(io, t, AT_FDCWD, a[1], &path);
+		err = read_path_arg(io, t, AT_FDCWD, a[1], &path);
 		break;
 	case SC_RENAMEAT:
 	case SC_RENAMEAT2:
 		/* RENAME_EXCHANGE leaves both files a name */
-		named = !(t->call.id == SC_RENAMEAT2 && (a[4] & 2)) &&
-			path_arg(io, t, arg_fd(t, 2), a[3], &path);
+		if (!(t->call.id == SC_RENAMEAT2 && (a[4] & 2)))
+			err = read_path_arg(io, t, arg_fd(t, 2), a[3], &path);
 		break;
-	default:
-		named = false;
 	}
-	if (named && path_stat(io, sb_str(&path), false, &st) == 0 &&
-	    (st.st_nlink <= 1 || S_ISDIR(st.st_mode)) &&
-	    !renames_onto_itself(io, t, &st)) {
-		t->call.doomed_dev = (uint64_t)st.st_dev;
-		t->call.doomed_ino = (uint64_t)st.st_ino;
+	if (err == 0 && path_stat(io, sb_str(&path), false, &st) == 0 &&
+	    (st.st_nlink <= 1 || S_ISDIR(st.st_mode))) {
+		same = renames_onto_itself(io, t, &st);
+		if (same == 0) {
+			t->call.doomed_dev = (uint64_t)st.st_dev;
+			t->call.doomed_ino = (uint64_t)st.st_ino;
+		}
 	}
+	if (err == -EAGAIN || same == -EAGAIN)
+		t->call.entry_unread = true;
 	sb_release(&path);
 }
 
 /*
  * fstatat, statx and faccessat2 with AT_EMPTY_PATH and an empty path look
  * at dirfd itself; so do fstatat and statx with a NULL path (Linux 6.11),
- * where faccessat2 fails with EFAULT.
+ * where faccessat2 fails with EFAULT.  1, 0, or -EAGAIN: the path's page
+ * is not in memory (read_mem).
  */
-static bool names_fd_itself(const struct tracee *t)
+static int names_fd_itself(struct iotrace *io, const struct tracee *t)
 {
 	const uint64_t *a = t->call.args;
 	char first = 0;
 	uint64_t flags;
+	int err;
 
 	switch (t->call.id) {
 	case SC_FSTATAT:
@@ -1851,7 +1973,10 @@ static bool names_fd_itself(const struct tracee *t)
 		return false;
 	if (a[1] == 0)
 		return t->call.id != SC_FACCESSAT2;
-	return tracee_read(t->tid, a[1], &first, 1) == 0 && first == 0;
+	err = read_mem(io, t, a[1], &first, 1);
+	if (err == -EAGAIN)
+		return err;
+	return err == 0 && first == 0;
 }
 
 /* The calls that act on the descriptor in their first argument. */
@@ -1888,14 +2013,19 @@ static bool acts_on_fd0(const struct tracee *t)
  * descriptors one of them opens are the other's too, which per-process
  * filters cannot follow.
  */
-static bool shares_fd_table(const struct tracee *t)
+static bool shares_fd_table(struct iotrace *io, const struct tracee *t)
 {
 	uint64_t flags = t->call.args[0];
 
-	/* clone3: the flags open its struct clone_args. */
-	if (t->call.id == SC_CLONE3 &&
-	    tracee_read(t->tid, t->call.args[0], &flags, sizeof(flags)) < 0)
-		return false;
+	/* clone3: the flags open its struct clone_args; unread (not in
+	 * memory), as if shared. */
+	if (t->call.id == SC_CLONE3) {
+		int err =
+			read_mem(io, t, t->call.args[0], &flags, sizeof(flags));
+
+		if (err < 0)
+			return err == -EAGAIN;
+	}
 	return (flags & (CLONE_FILES | CLONE_THREAD)) == CLONE_FILES;
 }
 
@@ -1966,6 +2096,7 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 {
 	uint32_t data = si->seccomp.ret_data;
 	uint64_t key;
+	int empty;
 
 	io->syscall_stops++;
 	t->call.id = (uint16_t)(data & SC_DATA_ID_MASK);
@@ -1983,7 +2114,10 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 		      (si->seccomp.nr & 0x40000000u); /* __X32_SYSCALL_BIT */
 	memcpy(t->call.args, si->seccomp.args, sizeof(t->call.args));
 	t->call.start_us = now_realtime_us();
-	t->call.empty_path = names_fd_itself(t);
+	empty = names_fd_itself(io, t);
+	t->call.empty_path = empty == 1;
+	t->call.empty_path_unread = empty == -EAGAIN;
+	t->call.entry_unread = false;
 	if (on_untraced_fd(io, t))
 		return ENTRY_RESUME; /* no event, and rchar/wchar count the bytes */
 	process_times(t, &t->call.utime_us, &t->call.stime_us);
@@ -2012,7 +2146,7 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 		break;
 	case SC_CLONE: /* the filter stops it with CLONE_FILES only */
 	case SC_CLONE3:
-		if (shares_fd_table(t))
+		if (shares_fd_table(io, t))
 			t->proc->scope.want_all = true;
 		break;
 	case SC_SECCOMP:
@@ -2075,12 +2209,11 @@ static void note_rights(struct iotrace *io, struct tracee *t, uint64_t msghdr)
 	unsigned char buf[MAX_RIGHTS_BYTES];
 	size_t len;
 
-	if (tracee_read(t->tid, msghdr, &m, sizeof(m)) < 0 || !m.msg_control ||
+	if (read_mem(io, t, msghdr, &m, sizeof(m)) < 0 || !m.msg_control ||
 	    !m.msg_controllen)
 		return;
 	len = m.msg_controllen < sizeof(buf) ? m.msg_controllen : sizeof(buf);
-	if (tracee_read(t->tid, (uint64_t)(uintptr_t)m.msg_control, buf, len) <
-	    0)
+	if (read_mem(io, t, (uint64_t)(uintptr_t)m.msg_control, buf, len) < 0)
 		return;
 	m.msg_control = buf;
 	m.msg_controllen = len;
@@ -2134,7 +2267,7 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 		/* struct open_how: flags, mode, resolve */
 		uint64_t how[3] = { 0, 0, 0 };
 
-		tracee_read(t->tid, a[2], how, sizeof(how));
+		read_mem(io, t, a[2], how, sizeof(how));
 		on_open(io, t, arg_fd(t, 0), a[1], (uint32_t)how[0],
 			(how[2] & RESOLVE_IN_ROOT) != 0, ret);
 		break;
@@ -2289,6 +2422,12 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 	if (t->call.doomed_ino && ret == 0)
 		file_gone(&io->files, t->call.doomed_dev, t->call.doomed_ino);
 	t->call.doomed_ino = 0;
+	if (t->call.empty_path_unread) /* the kernel has read it now */
+		t->call.empty_path = names_fd_itself(io, t) == 1;
+	/* A pointer to no mapping is "not in memory" too: no loss. */
+	if (t->call.entry_unread && ret != -EFAULT)
+		io->entry_paths_unread++;
+	t->call.empty_path_unread = t->call.entry_unread = false;
 
 	io->syscall_stops++;
 	switch (t->call.id) {
@@ -2305,19 +2444,19 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 		on_data(io, t, 'W', a[2], arg_off64(t, 3), ret);
 		break;
 	case SC_READV:
-		on_data(io, t, 'R', iov_total(t, a[1], (int)a[2]), -1, ret);
+		on_data(io, t, 'R', iov_total(io, t, a[1], (int)a[2]), -1, ret);
 		break;
 	case SC_WRITEV:
-		on_data(io, t, 'W', iov_total(t, a[1], (int)a[2]), -1, ret);
+		on_data(io, t, 'W', iov_total(io, t, a[1], (int)a[2]), -1, ret);
 		break;
 	case SC_PREADV:
 	case SC_PREADV2:
-		on_data(io, t, 'R', iov_total(t, a[1], (int)a[2]),
+		on_data(io, t, 'R', iov_total(io, t, a[1], (int)a[2]),
 			arg_off64(t, 3), ret);
 		break;
 	case SC_PWRITEV:
 	case SC_PWRITEV2:
-		on_data(io, t, 'W', iov_total(t, a[1], (int)a[2]),
+		on_data(io, t, 'W', iov_total(io, t, a[1], (int)a[2]),
 			arg_off64(t, 3), ret);
 		break;
 	case SC_LSEEK:

@@ -2,27 +2,79 @@
 #include "tracee_mem.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #define PAGE 4096u
 
-int tracee_read(pid_t tid, uint64_t addr, void *buf, size_t len)
+#define PM_PRESENT (1ull << 63)
+#define PM_SWAPPED (1ull << 62)
+#define PM_BATCH 32
+
+/*
+ * Whether every page of [addr, addr + len) is present or swapped in
+ * tid's page tables: 1, 0 (one is not: reading it would read its file),
+ * or -errno.  The two bits are shown to any process that may read the
+ * tracee's memory (Documentation/admin-guide/mm/pagemap.rst); walking the
+ * page tables faults nothing in.
+ */
+static int pages_in_memory(int procfd, pid_t tid, uint64_t addr, size_t len)
+{
+	uint64_t page = addr / PAGE, last = (addr + len - 1) / PAGE;
+	uint64_t entries[PM_BATCH];
+	char name[32];
+	int fd, in = 1;
+
+	snprintf(name, sizeof(name), "%d/pagemap", (int)tid);
+	fd = openat(procfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (in == 1 && page <= last) {
+		size_t want = last - page + 1 < PM_BATCH ?
+				      (size_t)(last - page + 1) :
+				      PM_BATCH;
+		ssize_t n = pread(fd, entries, want * sizeof(entries[0]),
+				  (off_t)(page * sizeof(entries[0])));
+
+		if (n < (ssize_t)sizeof(entries[0])) {
+			in = n < 0 ? -errno : -EFAULT;
+			break;
+		}
+		for (size_t i = 0; i < (size_t)n / sizeof(entries[0]); i++)
+			if (!(entries[i] & (PM_PRESENT | PM_SWAPPED)))
+				in = 0;
+		page += (size_t)n / sizeof(entries[0]);
+	}
+	close(fd);
+	return in;
+}
+
+int tracee_read(pid_t tid, int pages, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
 				.iov_len = len };
 	ssize_t n;
 
-	if (!addr)
+	if (!addr || addr + len < addr)
 		return -EFAULT;
+	if (pages != TRACEE_ANY_PAGE) {
+		int in = pages_in_memory(pages, tid, addr, len);
+
+		if (in <= 0)
+			return in == 0 ? -EAGAIN : in;
+	}
 	n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-ssize_t tracee_read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
+ssize_t tracee_read_str(pid_t tid, int pages, uint64_t addr, char *buf,
+			size_t size)
 {
 	size_t got = 0;
 
@@ -36,7 +88,7 @@ ssize_t tracee_read_str(pid_t tid, uint64_t addr, char *buf, size_t size)
 
 		if (chunk > size - got)
 			chunk = size - got;
-		err = tracee_read(tid, addr + got, buf + got, chunk);
+		err = tracee_read(tid, pages, addr + got, buf + got, chunk);
 		if (err)
 			return err;
 		nul = memchr(buf + got, '\0', chunk);

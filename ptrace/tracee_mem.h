@@ -16,10 +16,21 @@
 
 /* PTRACE_GET_SYSCALL_INFO at any stop; false if refused. */
 bool tracee_syscall_info(pid_t tid, struct ptrace_syscall_info *si);
+/*
+ * Which pages of a tracee may be read.  Reading one that is not in memory
+ * faults it in; for a page of a file that is a read of the file, and on
+ * a FUSE mount served by a process of the task, a request to a process
+ * that may be stopped for the tracer: it would wait for ever.
+ * TRACEE_ANY_PAGE reads any; a procfd (the tracer's /proc) reads only
+ * pages its TID/pagemap shows present or swapped, else -EAGAIN.
+ */
+#define TRACEE_ANY_PAGE (-1)
+
 /* Copies len bytes from addr; 0 or -errno. */
-int tracee_read(pid_t tid, uint64_t addr, void *buf, size_t len);
+int tracee_read(pid_t tid, int pages, uint64_t addr, void *buf, size_t len);
 /* Copies a NUL-terminated string of at most size-1 bytes; returns its
  * length, or -errno (-ENAMETOOLONG if it does not end in size). */
-ssize_t tracee_read_str(pid_t tid, uint64_t addr, char *buf, size_t size);
+ssize_t tracee_read_str(pid_t tid, int pages, uint64_t addr, char *buf,
+			size_t size);
 
 #endif

@@ -38,6 +38,8 @@
 	 PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
 
 #define SYSCALL_STOP (SIGTRAP | 0x80)
+/* An injected call's stop not come after this long is reported. */
+#define INJECT_SLOW_S 5
 
 struct spin {
 	long window_us; /* 0: never poll */
@@ -92,6 +94,7 @@ struct tracer {
 	bool seccomp_before_sysentry;
 	bool scoped; /* the task runs under the descriptor-scoped filter */
 	bool main_execed;
+	bool injection_reported; /* report_slow_injection() */
 	struct iotrace io;
 };
 
@@ -662,6 +665,34 @@ static bool tid_taken_over(struct tracer *tr, pid_t tid)
 }
 
 /*
+ * An injected call whose stop has not come for INJECT_SLOW_S, while the
+ * lock holds every other tracee: where the thread waits, said on stderr
+ * once a run (the wait goes on).  A stall of every tracee, seen once in
+ * some 14,000 runs of execrace and not since, fits this; the next one
+ * names its cause.  Only stat and wchan: before Linux 5.7, reading
+ * /proc/TID/stack or syscall waits for an exec's cred_guard_mutex, which
+ * may be what holds the thread.  Not a problem of the trace: nothing is
+ * lost by waiting.
+ */
+static void report_slow_injection(struct tracer *tr, pid_t tid)
+{
+	struct proc_stat st = { .state = '?' };
+	char path[32], wchan[64];
+
+	if (tr->injection_reported)
+		return;
+	tr->injection_reported = true;
+	read_proc_stat(tr->table.procfd, tid, &st);
+	snprintf(path, sizeof(path), "%d/wchan", (int)tid);
+	/* The kernel's words, not the task's: a state letter, a symbol. */
+	if (read_file_at(tr->table.procfd, path, wchan, sizeof(wchan)) <= 0)
+		snprintf(wchan, sizeof(wchan), "?");
+	warnx_line("a filter injected into thread %d has waited %d s for its "
+		   "stop, every tracee with it: state %c, wchan %s",
+		   (int)tid, INJECT_SLOW_S, st.state, wchan);
+}
+
+/*
  * The injection's wait, with several tracer threads: it holds the lock,
  * and the stop it waits for may be taken by the first thread's wait (an
  * orphan's, as its real parent's), which hands it over here without the
@@ -671,6 +702,7 @@ static pid_t wait_injected(pid_t tid, int *status)
 {
 	struct tracer *tr = self->tr;
 	const struct timespec nap = { .tv_nsec = 20000 };
+	int64_t slow_at = now_monotonic_us() + INJECT_SLOW_S * 1000000LL;
 
 	for (unsigned naps = 1;; naps++) {
 		pid_t got =
@@ -685,6 +717,10 @@ static pid_t wait_injected(pid_t tid, int *status)
 		if (naps % 64 == 0 && tid_taken_over(tr, tid)) {
 			errno = ESRCH;
 			return -1;
+		}
+		if (naps % 64 == 0 && slow_at && now_monotonic_us() > slow_at) {
+			report_slow_injection(tr, tid);
+			slow_at = 0;
 		}
 		nanosleep(&nap, NULL);
 	}

@@ -2776,11 +2776,34 @@ def test_a_fuse_file_system_served_by_the_task(tmp_path):
     to the server, stopped for the tracer, which held every tracee: the
     task hung for ever, with either filter.  Now it asks only the
     kernel's caches (statx AT_STATX_DONT_SYNC; once the task has opened
-    /dev/fuse, path walks with openat2 RESOLVE_CACHED)."""
-    mnt, backing = tmp_path / "mnt", tmp_path / "backing"
+    /dev/fuse, path walks with openat2 RESOLVE_CACHED).  The tracer read
+    the path of an unlink or an exec at its entry, before the kernel had:
+    from a page of the file, not yet in memory, that read was a request
+    to the server, which hung the same way; now it reads only pages in
+    memory, once the task has opened /dev/fuse."""
+    mnt, backing, work = (tmp_path / "mnt", tmp_path / "backing",
+                          tmp_path / "work")
     mnt.mkdir()
+    work.mkdir()
     backing.write_bytes(b"b" * 100)
     hello = f"{mnt}/hello"
+    # The file holds "./////...///x": a path, passed as a pointer into a
+    # fresh map of the file, whose page is not in memory at the entry.
+    by_pointer = tmp_path / "by_pointer.py"
+    by_pointer.write_text(
+        "import ctypes, mmap, os, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "f, maps = open(sys.argv[1], 'rb'), []\n"
+        "def name():\n"
+        "    maps.append(mmap.mmap(f.fileno(), 0, mmap.MAP_PRIVATE,\n"
+        "                          mmap.PROT_READ | mmap.PROT_WRITE))\n"
+        "    c = ctypes.c_char.from_buffer(maps[-1])\n"
+        "    return ctypes.c_void_p(ctypes.addressof(c))\n"
+        "os.symlink('/bin/true', 'x')\n"
+        "print(libc.unlink(name()), os.path.lexists('x'), flush=True)\n"
+        "os.symlink('/bin/true', 'x')\n"
+        "libc.execv(name(), (ctypes.c_char_p * 2)(b'x', None))\n"
+        "print('execv failed', ctypes.get_errno())\n")
     # python3 seeks (SEEK_SET: settled at the entry on a known file
     # system, which statfs asks), and names the file through "..".
     seek = ("import sys; f = open(sys.argv[1], 'rb', buffering=0); "
@@ -2793,6 +2816,7 @@ def test_a_fuse_file_system_served_by_the_task(tmp_path):
               f"wc -c < {hello}; stat -c %s {hello}; "
               f"[ -e {hello} ] && echo exists; "
               f"python3 -c \"{seek}\" {mnt}/../mnt/hello; "
+              f"(cd {work} && python3 {by_pointer} {hello}); "
               f"umount -l {mnt}; wait")
     t = run_iowrap(["--level", "full", "--", "sh", "-c", script],
                    outdir=tmp_path / "t", timeout=60,
@@ -2800,10 +2824,10 @@ def test_a_fuse_file_system_served_by_the_task(tmp_path):
     if t.returncode == 77:
         pytest.skip(f"no FUSE mount here: {t.stderr.strip()}")
     assert t.returncode == 0, t.stderr
-    assert t.stdout == "4096\n4096\nexists\n4096\n"
+    assert t.stdout == "4096\n4096\nexists\n4096\n0 False\n"
     rows = list(csv.DictReader(open(t.dir / "io.csv")))
-    opened, by_python = [r for r in rows
-                         if r["type"] == "O" and r["path"] == hello]
+    opened, by_python, mapped = [r for r in rows
+                                 if r["type"] == "O" and r["path"] == hello]
     assert by_python["inode"] == opened["inode"]
     ops = [(r["type"], r["result"]) for r in rows
            if r["handle"] == by_python["handle"] and r["type"] in "RL"]
@@ -2827,3 +2851,16 @@ def test_a_fuse_file_system_served_by_the_task(tmp_path):
         assert not_looked_up and not_looked_up[0] >= uncounted, problems
     served = [r for r in rows if r["type"] == "R" and r["size"] == "16"]
     assert served and all(r["result"] == "16" for r in served)
+    # Neither path was read at the entry: the unlink's row is made at its
+    # exit (the kernel has read the page), the exec's from the name the
+    # kernel left on the new stack (AT_EXECFN), the symlink's, not the
+    # program's (/proc/PID/exe: /usr/bin/true).
+    assert [r["result"] for r in rows
+            if r["type"] == "U" and r["path"] == f"{work}/x"] == ["0"]
+    assert [r["result"] for r in rows
+            if r["type"] == "X" and r["path"] == f"{work}/x"] == ["0"]
+    assert not [r for r in rows if r["type"] == "X" and
+                r["path"] == os.path.realpath("/bin/true")]
+    not_read = [int(p.split()[0]) for p in problems
+                if "were not read at a call's entry" in p]
+    assert not_read == [2], problems

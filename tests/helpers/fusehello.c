@@ -3,11 +3,14 @@
  * A FUSE file system served by a process of the task, as squashfuse or
  * fuse-overlayfs are in containers: fusehello MOUNTPOINT BACKING mounts
  * (root, or root of a user namespace) a directory holding one file,
- * "hello", of 4096 'x' bytes, and serves it until unmounted.  Nothing is
- * cached by the kernel (entry and attribute timeouts of 0), so every
- * lookup and stat of the file is a request to this process, which reads
- * 16 bytes of BACKING for each (squashfuse reads its image) before it
- * answers.  Speaks the kernel's protocol itself: no libfuse needed.
+ * "hello", of 4096 bytes, and serves it until unmounted.  They are a C
+ * string, "./////...///x", for a task that maps the file and passes a
+ * pointer into it as a path: "./x" by a name one byte short of PATH_MAX.
+ * Nothing is cached by the kernel (entry and attribute timeouts of 0), so
+ * every lookup and stat of the file is a request to this process, which
+ * reads 16 bytes of BACKING for each, and for each read of the file
+ * (squashfuse reads its image) before it answers.  Speaks the kernel's
+ * protocol itself: no libfuse needed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,10 +46,17 @@ static void reply(uint64_t unique, int error, const void *data, size_t len)
 		perror("fusehello: write");
 }
 
-static void fill_attr(uint64_t id, struct fuse_attr *a)
+/* A traced read of the task's, made before each answer about the file. */
+static void read_backing(void)
 {
 	char buf[16];
 
+	if (pread(backing_fd, buf, sizeof(buf), 0) < 0)
+		perror("fusehello: pread");
+}
+
+static void fill_attr(uint64_t id, struct fuse_attr *a)
+{
 	memset(a, 0, sizeof(*a));
 	a->ino = id;
 	if (id == ROOT_ID) {
@@ -54,8 +64,7 @@ static void fill_attr(uint64_t id, struct fuse_attr *a)
 		a->nlink = 2;
 		return;
 	}
-	if (pread(backing_fd, buf, sizeof(buf), 0) < 0)
-		perror("fusehello: pread");
+	read_backing();
 	a->mode = S_IFREG | 0444;
 	a->nlink = 1;
 	a->size = HELLO_SIZE;
@@ -97,7 +106,10 @@ static void on_read(const struct fuse_in_header *h,
 	static char data[HELLO_SIZE];
 	size_t n = 0;
 
-	memset(data, 'x', sizeof(data));
+	read_backing();
+	memset(data, '/', sizeof(data) - 2);
+	data[0] = '.';
+	data[sizeof(data) - 2] = 'x';
 	if (r->offset < HELLO_SIZE)
 		n = HELLO_SIZE - r->offset;
 	if (n > r->size)
