@@ -101,13 +101,12 @@ void iotrace_release(struct iotrace *io)
 	if (io->entry_paths_unread)
 		trace_problem(
 			io->sink,
-			"%" PRIu64 " paths were not read at a call's entry "
-			"(exec, chdir, unlink, rmdir, rename): the task opened "
-			"/dev/fuse and their pages were not in memory (reading "
-			"them could have asked a server stopped for the "
-			"tracer); an exec's row names the program as the "
-			"kernel does, a file unlinked or renamed over may keep "
-			"its id",
+			"%" PRIu64 " paths were not read at a call's entry: "
+			"the task opened /dev/fuse and their pages were not in "
+			"memory (reading them could have asked a server "
+			"stopped for the tracer); a file unlinked or renamed "
+			"over may keep its id, an exec's row may name the "
+			"program as the kernel does",
 			io->entry_paths_unread);
 	file_table_write(&io->files, io->sink);
 	file_table_release(&io->files);
@@ -1642,19 +1641,15 @@ static void note_entry_path(struct iotrace *io, struct tracee *t)
 {
 	bool at = t->call.id == SC_EXECVEAT;
 	struct strbuf path;
-	int err;
 
 	free(t->call.entry_path);
 	t->call.entry_path = NULL;
 	sb_init(&path, TRACE_PATH_MAX);
-	err = read_path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD,
-			    t->call.args[at], &path);
-	if (err == 0) {
+	if (path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, t->call.args[at],
+		     &path)) {
 		if (t->call.id != SC_CHDIR && excluded(io, sb_str(&path)))
 			take_exec_kernel_path(io, t, &path);
 		t->call.entry_path = sb_detach(&path);
-	} else if (err == -EAGAIN) {
-		t->call.entry_unread = true;
 	}
 	sb_release(&path);
 }
@@ -1694,8 +1689,9 @@ static bool auxv_execfn(const unsigned char *auxv, size_t n, uint64_t *addr)
  * not in memory).  Where it failed, the path the kernel has read by now.
  * Where it ran, the name it was given, which the kernel has written to the
  * new stack (AT_EXECFN; a script's, where /proc/PID/exe names its
- * interpreter); else, and for a name that leads anywhere (/dev/fd/N,
- * /proc/self/exe), the kernel's name for the program.
+ * interpreter); else, and for a name that leads anywhere (/dev/fd/N, an
+ * execveat's /dev/fd/N/NAME, /proc/self/exe), the kernel's name for the
+ * program.
  */
 static void exec_path_at_exit(struct iotrace *io, struct tracee *t, int64_t ret)
 {
@@ -1717,9 +1713,12 @@ static void exec_path_at_exit(struct iotrace *io, struct tracee *t, int64_t ret)
 	    tracee_read_str(t->tid, mem_pages(io), addr, name, sizeof(name)) >
 		    0)
 		resolve_at(io, t, AT_FDCWD, name, &path);
-	if ((!path.len || excluded(io, sb_str(&path))) && exe[0] == '/') {
+	if (!path.len || under(sb_str(&path), "/dev/fd") ||
+	    under(sb_str(&path), "/proc")) {
+		io->entry_paths_unread++; /* not the name the task gave */
 		sb_reset(&path);
-		sb_adds(&path, exe);
+		if (exe[0] == '/')
+			sb_adds(&path, exe);
 	}
 	if (path.len)
 		t->call.entry_path = sb_detach(&path);
@@ -1940,8 +1939,7 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 			t->call.doomed_ino = (uint64_t)st.st_ino;
 		}
 	}
-	if (err == -EAGAIN || same == -EAGAIN)
-		t->call.entry_unread = true;
+	t->call.doomed_unread = err == -EAGAIN || same == -EAGAIN;
 	sb_release(&path);
 }
 
@@ -2117,7 +2115,6 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	empty = names_fd_itself(io, t);
 	t->call.empty_path = empty == 1;
 	t->call.empty_path_unread = empty == -EAGAIN;
-	t->call.entry_unread = false;
 	if (on_untraced_fd(io, t))
 		return ENTRY_RESUME; /* no event, and rchar/wchar count the bytes */
 	process_times(t, &t->call.utime_us, &t->call.stime_us);
@@ -2421,13 +2418,13 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 
 	if (t->call.doomed_ino && ret == 0)
 		file_gone(&io->files, t->call.doomed_dev, t->call.doomed_ino);
+	if (t->call.doomed_unread && ret == 0)
+		io->entry_paths_unread++;
 	t->call.doomed_ino = 0;
+	t->call.doomed_unread = false;
 	if (t->call.empty_path_unread) /* the kernel has read it now */
 		t->call.empty_path = names_fd_itself(io, t) == 1;
-	/* A pointer to no mapping is "not in memory" too: no loss. */
-	if (t->call.entry_unread && ret != -EFAULT)
-		io->entry_paths_unread++;
-	t->call.empty_path_unread = t->call.entry_unread = false;
+	t->call.empty_path_unread = false;
 
 	io->syscall_stops++;
 	switch (t->call.id) {

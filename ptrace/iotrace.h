@@ -40,8 +40,8 @@ struct iotrace {
 	uint64_t paths_cut, cwds_unknown;
 	/* paths not looked up: not all in the kernel's caches (serves_fuse) */
 	uint64_t paths_uncached;
-	/* paths not read at a call's entry: pages not in memory
-	 * (serves_fuse) */
+	/* paths not read at a call's entry (pages not in memory, once
+	 * serves_fuse) and not made up for at its exit */
 	uint64_t entry_paths_unread;
 	struct opqueues queues; /* operations held to keep offsets exact */
 };

@@ -45,9 +45,9 @@ struct sc_call {
 	char *entry_path;
 	bool empty_path; /* fstatat, statx, faccessat2 on dirfd itself */
 	bool empty_path_unread; /* ... not known at the entry (read_mem) */
-	/* a path the entry needed was in a page not in memory (read_mem):
-	 * counted at the exit unless the call failed with EFAULT */
-	bool entry_unread;
+	/* unlink, rmdir, rename: the name was in a page not in memory
+	 * (read_mem), so whether a file loses its last name is unknown */
+	bool doomed_unread;
 	/* unlink, rmdir, rename: the inode a name named before the call, if
 	 * it was that inode's last link (its number may then be reused) */
 	uint64_t doomed_dev, doomed_ino;

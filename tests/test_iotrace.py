@@ -2801,8 +2801,15 @@ def test_a_fuse_file_system_served_by_the_task(tmp_path):
         "    return ctypes.c_void_p(ctypes.addressof(c))\n"
         "os.symlink('/bin/true', 'x')\n"
         "print(libc.unlink(name()), os.path.lexists('x'), flush=True)\n"
+        "argv = (ctypes.c_char_p * 2)(b'x', None)\n"
+        "print(libc.execv(name(), argv), ctypes.get_errno(), flush=True)\n"
         "os.symlink('/bin/true', 'x')\n"
-        "libc.execv(name(), (ctypes.c_char_p * 2)(b'x', None))\n"
+        "if os.fork() == 0:  # execveat(dirfd, name): /dev/fd/N/name\n"
+        "    libc.syscall(322, os.open('.', os.O_RDONLY), name(), argv,\n"
+        "                 None, 0)\n"
+        "    os._exit(1)\n"
+        "print(os.wait()[1], flush=True)\n"
+        "libc.execv(name(), argv)\n"
         "print('execv failed', ctypes.get_errno())\n")
     # python3 seeks (SEEK_SET: settled at the entry on a known file
     # system, which statfs asks), and names the file through "..".
@@ -2824,7 +2831,7 @@ def test_a_fuse_file_system_served_by_the_task(tmp_path):
     if t.returncode == 77:
         pytest.skip(f"no FUSE mount here: {t.stderr.strip()}")
     assert t.returncode == 0, t.stderr
-    assert t.stdout == "4096\n4096\nexists\n4096\n0 False\n"
+    assert t.stdout == "4096\n4096\nexists\n4096\n0 False\n-1 2\n0\n"
     rows = list(csv.DictReader(open(t.dir / "io.csv")))
     opened, by_python, mapped = [r for r in rows
                                  if r["type"] == "O" and r["path"] == hello]
@@ -2851,16 +2858,19 @@ def test_a_fuse_file_system_served_by_the_task(tmp_path):
         assert not_looked_up and not_looked_up[0] >= uncounted, problems
     served = [r for r in rows if r["type"] == "R" and r["size"] == "16"]
     assert served and all(r["result"] == "16" for r in served)
-    # Neither path was read at the entry: the unlink's row is made at its
-    # exit (the kernel has read the page), the exec's from the name the
-    # kernel left on the new stack (AT_EXECFN), the symlink's, not the
-    # program's (/proc/PID/exe: /usr/bin/true).
+    # No path was read at the entry: the unlink's row is made at its exit
+    # (the kernel has read the page), so is the failed exec's, and the
+    # last exec's from the name the kernel left on the new stack
+    # (AT_EXECFN), the symlink's, not the program's (/proc/PID/exe:
+    # /usr/bin/true).  The unlink lost whether its file lost its last
+    # name; the execveat's name on the stack is /dev/fd/N/..., so its row
+    # has the program's name.
     assert [r["result"] for r in rows
             if r["type"] == "U" and r["path"] == f"{work}/x"] == ["0"]
     assert [r["result"] for r in rows
-            if r["type"] == "X" and r["path"] == f"{work}/x"] == ["0"]
-    assert not [r for r in rows if r["type"] == "X" and
-                r["path"] == os.path.realpath("/bin/true")]
+            if r["type"] == "X" and r["path"] == f"{work}/x"] == ["-2", "0"]
+    assert [r["result"] for r in rows if r["type"] == "X" and
+            r["path"] == os.path.realpath("/bin/true")] == ["0"]
     not_read = [int(p.split()[0]) for p in problems
                 if "were not read at a call's entry" in p]
     assert not_read == [2], problems
