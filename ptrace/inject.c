@@ -136,8 +136,9 @@ static void give_back(struct borrowed *b)
 /* Whether the two bytes before ip are a syscall instruction (0f 05): a
  * syscall stop's are, unless an exec put another program there.  Any
  * page: that instruction has just run from it, by this thread or, for a
- * new child at its first stop, by its parent, so the page is in the page
- * cache and a fault on it is never a read of its file. */
+ * new child at its first stop, by its parent, so the page is in memory,
+ * or in the page cache (a new child's: a fault on it reads its file only
+ * if the page was evicted since, a window not guarded against). */
 static bool after_syscall_insn(pid_t tid, uint64_t ip)
 {
 	uint16_t insn = 0;

@@ -1735,7 +1735,7 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 	if (ret == 0 && rchar > t->call.rchar_before)
 		t->proc->rec.usage.exec_read_bytes +=
 			rchar - t->call.rchar_before;
-	if (!t->call.entry_path)
+	if (!t->call.entry_path && io->serves_fuse)
 		exec_path_at_exit(io, t, ret);
 	if (t->call.entry_path)
 		emit_path_op(io, t, 'X', t->call.entry_path, ret, 0);
@@ -1926,8 +1926,9 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 		break;
 	case SC_RENAMEAT:
 	case SC_RENAMEAT2:
-		/* RENAME_EXCHANGE leaves both files a name */
-		if (!(t->call.id == SC_RENAMEAT2 && (a[4] & 2)))
+		/* RENAME_EXCHANGE leaves both files a name; RENAME_NOREPLACE
+		 * succeeds only where no file had the target's */
+		if (!(t->call.id == SC_RENAMEAT2 && (a[4] & 3)))
 			err = read_path_arg(io, t, arg_fd(t, 2), a[3], &path);
 		break;
 	}
@@ -2115,6 +2116,8 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	empty = names_fd_itself(io, t);
 	t->call.empty_path = empty == 1;
 	t->call.empty_path_unread = empty == -EAGAIN;
+	t->call.doomed_ino = 0;
+	t->call.doomed_unread = false;
 	if (on_untraced_fd(io, t))
 		return ENTRY_RESUME; /* no event, and rchar/wchar count the bytes */
 	process_times(t, &t->call.utime_us, &t->call.stime_us);

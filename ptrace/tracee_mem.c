@@ -64,8 +64,9 @@ int tracee_read(pid_t tid, int pages, uint64_t addr, void *buf, size_t len)
 	if (pages != TRACEE_ANY_PAGE) {
 		int in = pages_in_memory(pages, tid, addr, len);
 
+		/* Unsure (pagemap refused, EMFILE): as if not in memory. */
 		if (in <= 0)
-			return in == 0 ? -EAGAIN : in;
+			return in == -EFAULT ? in : -EAGAIN;
 	}
 	n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
 	if (n < 0)

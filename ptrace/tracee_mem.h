@@ -22,7 +22,8 @@ bool tracee_syscall_info(pid_t tid, struct ptrace_syscall_info *si);
  * a FUSE mount served by a process of the task, a request to a process
  * that may be stopped for the tracer: it would wait for ever.
  * TRACEE_ANY_PAGE reads any; a procfd (the tracer's /proc) reads only
- * pages its TID/pagemap shows present or swapped, else -EAGAIN.
+ * pages its TID/pagemap shows present or swapped, else -EAGAIN (also for
+ * an address in no mapping, and where pagemap cannot be read).
  */
 #define TRACEE_ANY_PAGE (-1)
 
