@@ -15,7 +15,9 @@ two stress rows: a shell loop of 1000 x /bin/true, and gzip -1 of the
 (under NO_NEW_PRIVS, as an unprivileged user runs it: `full` has the
 descriptor-scoped filter), `iowrap -l full` with the plain filter (root's:
 every descriptor stops), `iowrap -l full --tracer-threads 1` (iowrap's
-default is a tracer thread per CPU), `strace -f --seccomp-bpf` with the syscall
+default is a tracer thread per CPU), `iowrap -l full --no-follow-cpu` (what
+an unprivileged user gets: the kernel does not let its tracer back from
+SCHED_IDLE, so iowrap does not follow the tracee's CPU), `strace -f --seccomp-bpf` with the syscall
 sets of iowrap's files and full filters, `strace -f` without the filter
 (stops at every syscall's entry and exit), and pinned to one CPU with
 `taskset` (native, iowrap full, strace full).  Every run's output is
@@ -127,6 +129,9 @@ class Mode:
     # except plain: root's, the filter that stops on every descriptor.
     plain: bool = False
     threads: int = None     # --tracer-threads; None: iowrap's default
+    # --no-follow-cpu: as an unprivileged user's iowrap runs by default
+    # (the kernel does not let it back from SCHED_IDLE: docs/tracer.md).
+    follow: bool = True
 
 
 MODES = [
@@ -138,6 +143,8 @@ MODES = [
          plain=True),
     Mode("full-1thread", "iowrap full, 1 tracer thread", "iowrap", "full",
          threads=1),
+    Mode("full-nofollow", "iowrap full, CPU not followed (unprivileged)",
+         "iowrap", "full", follow=False),
     Mode("strace-procs", "strace -e trace=none", "strace", "none"),
     Mode("strace-files", "strace files", "strace", "files"),
     Mode("strace-full", "strace full", "strace", "full"),
@@ -475,6 +482,8 @@ class Bench:
                        "-o", str(trace)]
             if mode.threads:
                 prefix += ["--tracer-threads", str(mode.threads)]
+            if not mode.follow:
+                prefix.append("--no-follow-cpu")
             prefix.append("--")
         elif mode.tracer == "strace":
             prefix += self.strace_argv(mode.level)
@@ -541,6 +550,8 @@ class Bench:
                     problems.append(f"tracing.level {t['level']!r}")
                 if mode.level == "full" and t["fd_scoped"] == mode.plain:
                     problems.append(f"tracing.fd_scoped {t['fd_scoped']}")
+                if not mode.follow and t["cpu_follow"]["phases"]:
+                    problems.append(f"tracing.cpu_follow {t['cpu_follow']}")
                 if mode.threads and t["tracer_threads"] != mode.threads:
                     problems.append(
                         f"tracing.tracer_threads {t['tracer_threads']}")
@@ -1192,7 +1203,11 @@ medians; a cell with ⚠N had N of them.
   descriptor stopping.  iowrap runs a tracer thread per CPU (at most 8;
   new processes are handed to the least busy one, docs/tracer.md); "1
   tracer thread" is `--tracer-threads 1`, as every iowrap before it.
-  Plain ptrace: the same strace command
+  Root's tracer moves next to a tracee that stops often (CPU following,
+  docs/tracer.md); an unprivileged user's does not, since the kernel
+  would not let it back from `SCHED_IDLE`: "CPU not followed
+  (unprivileged)" is `--no-follow-cpu`, what such a user gets (the bench
+  runs as root).  Plain ptrace: the same strace command
   with the full set and without `--seccomp-bpf`, which stops at the entry
   and exit of every syscall.  strace -e trace=none: the same strace
   command tracing no syscall by name; to follow the tree it still stops
