@@ -540,3 +540,37 @@ bool traced_by_same_program(void)
 	return stat("/proc/self/exe", &mine) == 0 && stat(exe, &its) == 0 &&
 	       mine.st_dev == its.st_dev && mine.st_ino == its.st_ino;
 }
+
+/* Types of auxv entries are below this (include/uapi/linux/auxvec.h). */
+#define AUXV_MAX_TYPE 4096
+
+/*
+ * A 32-bit process's auxv holds 32-bit pairs (compat_binfmt_elf's
+ * elf_addr_t): its first pair read as one 64-bit word is then no small
+ * type, as x86's first value (AT_SYSINFO, AT_SYSINFO_EHDR, AT_HWCAP...)
+ * is never 0.
+ */
+bool find_auxv_entry(const unsigned char *auxv, size_t n, uint64_t type,
+		     uint64_t *value)
+{
+	uint64_t first;
+	size_t word;
+
+	if (n < sizeof(first))
+		return false;
+	memcpy(&first, auxv, sizeof(first));
+	word = first < AUXV_MAX_TYPE ? 8 : 4;
+	for (size_t i = 0; i + 2 * word <= n; i += 2 * word) {
+		uint64_t t = 0, v = 0;
+
+		memcpy(&t, auxv + i, word);
+		memcpy(&v, auxv + i + word, word);
+		if (t == 0) /* AT_NULL */
+			return false;
+		if (t == type) {
+			*value = v;
+			return true;
+		}
+	}
+	return false;
+}

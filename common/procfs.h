@@ -73,6 +73,10 @@ int parse_mountinfo_line(const char *line, size_t len,
 			 struct mountinfo_entry *m);
 /* The mount point of the cgroup2 filesystem in mountinfo text. */
 bool find_cgroup2_mount(const char *mountinfo, char *dir, size_t size);
+/* The value of the entry of that type in /proc/PID/auxv's n bytes, of a
+ * 64-bit process or a 32-bit one (i386, x32); false if it has none. */
+bool find_auxv_entry(const unsigned char *auxv, size_t n, uint64_t type,
+		     uint64_t *value);
 
 int proc_open_root(void);
 int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st);

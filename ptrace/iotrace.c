@@ -32,8 +32,7 @@
 #ifndef AT_EXECFN
 #define AT_EXECFN 31 /* include/uapi/linux/auxvec.h */
 #endif
-/* Types of auxv entries are below this; x86_64's list is some 22 pairs. */
-#define AUXV_MAX_TYPE 4096
+/* /proc/PID/auxv: x86_64's is some 22 pairs of 8-byte words */
 #define AUXV_BYTES 1024
 
 #ifndef AT_EMPTY_PATH
@@ -1655,36 +1654,6 @@ static void note_entry_path(struct iotrace *io, struct tracee *t)
 }
 
 /*
- * Where AT_EXECFN, in a process's auxv, says exec left the name it was
- * given, on the new stack.  Entries are 64-bit pairs, or 32-bit ones for
- * an i386 or x32 program (its first pair read as one 64-bit number is
- * then no small type).
- */
-static bool auxv_execfn(const unsigned char *auxv, size_t n, uint64_t *addr)
-{
-	uint64_t first;
-	size_t word;
-
-	if (n < sizeof(first))
-		return false;
-	memcpy(&first, auxv, sizeof(first));
-	word = first < AUXV_MAX_TYPE ? 8 : 4;
-	for (size_t i = 0; i + 2 * word <= n; i += 2 * word) {
-		uint64_t type = 0, value = 0;
-
-		memcpy(&type, auxv + i, word);
-		memcpy(&value, auxv + i + word, word);
-		if (type == 0) /* AT_NULL */
-			return false;
-		if (type == AT_EXECFN) {
-			*addr = value;
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
  * An exec whose path was not read at its entry (mem_pages: its page was
  * not in memory).  Where it failed, the path the kernel has read by now.
  * Where it ran, the name it was given, which the kernel has written to the
@@ -1709,7 +1678,7 @@ static void exec_path_at_exit(struct iotrace *io, struct tracee *t, int64_t ret)
 	sb_init(&path, TRACE_PATH_MAX);
 	snprintf(file, sizeof(file), "%d/auxv", (int)t->tid);
 	n = read_file_at(io->procfd, file, (char *)auxv, sizeof(auxv));
-	if (n > 0 && auxv_execfn(auxv, (size_t)n, &addr) &&
+	if (n > 0 && find_auxv_entry(auxv, (size_t)n, AT_EXECFN, &addr) &&
 	    tracee_read_str(t->tid, mem_pages(io), addr, name, sizeof(name)) >
 		    0)
 		resolve_at(io, t, AT_FDCWD, name, &path);

@@ -675,7 +675,63 @@ static void procfs_children_real(void)
 	close(procfd);
 }
 
+/* ---- /proc/PID/auxv ---- */
+
+/* AT_EXECFN (31), the first entry's type and value, and no AT_RANDOM
+ * (25): the blob's own. */
+static void check_auxv(const void *auxv, size_t n, uint64_t execfn,
+		       uint64_t first_type, uint64_t first)
+{
+	uint64_t v = 0;
+
+	CHECK(find_auxv_entry(auxv, n, 31, &v));
+	CHECK_UINT(v, execfn);
+	CHECK(find_auxv_entry(auxv, n, first_type, &v));
+	CHECK_UINT(v, first);
+	CHECK(!find_auxv_entry(auxv, n, 25, &v));
+}
+
+/* As x86_64 lays it out: AT_SYSINFO_EHDR first, AT_EXECFN near the end. */
+static void procfs_auxv_64(void)
+{
+	static const uint64_t auxv[] = {
+		33, 0x7ffd1c5f1000, 6,	4096,		17, 100,
+		31, 0x7ffd1c5aefe9, 15, 0x7ffd1c5ae2f9, 0,  0
+	};
+
+	check_auxv(auxv, sizeof(auxv), 0x7ffd1c5aefe9, 33, 0x7ffd1c5f1000);
+}
+
+/* An i386 program's (compat_binfmt_elf): 32-bit pairs, seen on Linux 6.18. */
+static void procfs_auxv_32(void)
+{
+	static const uint32_t auxv[] = { 32, 0xf7f745e0, 33, 0xf7f74000,
+					 6,  4096,	 31, 0xffbdbff2,
+					 15, 0xffbdb2cb, 0,  0 };
+
+	check_auxv(auxv, sizeof(auxv), 0xffbdbff2, 32, 0xf7f745e0);
+}
+
+/* Cut short, empty, no AT_NULL, an entry after AT_NULL: never past n. */
+static void procfs_auxv_garbage(void)
+{
+	static const uint64_t cut[] = { 33, 0x7ffd1c5f1000, 31 };
+	static const uint64_t after_null[] = { 6, 4096, 0, 0, 31, 1 };
+	uint64_t v = 7;
+
+	CHECK(!find_auxv_entry((const void *)cut, sizeof(cut), 31, &v));
+	CHECK(!find_auxv_entry((const void *)cut, 7, 33, &v));
+	CHECK(!find_auxv_entry((const void *)cut, 0, 33, &v));
+	CHECK(find_auxv_entry((const void *)cut, 16, 33, &v));
+	CHECK(!find_auxv_entry((const void *)after_null, sizeof(after_null), 31,
+			       &v));
+	CHECK_UINT(v, 0x7ffd1c5f1000);
+}
+
 const struct unit_test procfs_tests[] = {
+	UNIT_TEST(procfs_auxv_64),
+	UNIT_TEST(procfs_auxv_32),
+	UNIT_TEST(procfs_auxv_garbage),
 	UNIT_TEST(procfs_children_list),
 	UNIT_TEST(procfs_children_garbage),
 	UNIT_TEST(procfs_children_real),
