@@ -758,13 +758,18 @@ static int read_mem(const struct iotrace *io, const struct tracee *t,
 	return tracee_read(t->tid, mem_pages(io), addr, buf, len);
 }
 
+static ssize_t read_str(const struct iotrace *io, const struct tracee *t,
+			uint64_t addr, char *buf, size_t size)
+{
+	return tracee_read_str(t->tid, mem_pages(io), addr, buf, size);
+}
+
 /* Reads the path argument at addr and resolves it; 0 or -errno. */
 static int read_path_arg(struct iotrace *io, struct tracee *t, int dirfd,
 			 uint64_t addr, struct strbuf *out)
 {
 	char name[PATH_MAX];
-	ssize_t n = tracee_read_str(t->tid, mem_pages(io), addr, name,
-				    sizeof(name));
+	ssize_t n = read_str(io, t, addr, name, sizeof(name));
 
 	if (n < 0)
 		return (int)n;
@@ -1512,8 +1517,7 @@ static const struct ofd *linked_descriptor(struct iotrace *io, struct tracee *t)
 
 	if (t->call.id != SC_LINKAT ||
 	    !(flags & (AT_EMPTY_PATH | AT_SYMLINK_FOLLOW)) ||
-	    tracee_read_str(t->tid, mem_pages(io), t->call.args[1], name,
-			    sizeof(name)) < 0)
+	    read_str(io, t, t->call.args[1], name, sizeof(name)) < 0)
 		return NULL;
 	if (name[0] == '\0')
 		fd = flags & AT_EMPTY_PATH ? arg_fd(t, 0) : -1;
@@ -1549,8 +1553,7 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 			/* symlink's target is a string, not a task's path */
 			char target[PATH_MAX];
 
-			if (tracee_read_str(t->tid, mem_pages(io), a1, target,
-					    sizeof(target)) >= 0)
+			if (read_str(io, t, a1, target, sizeof(target)) >= 0)
 				sb_adds(&from, target);
 		} else {
 			path_arg(io, t, dirfd1, a1, &from);
@@ -1679,8 +1682,7 @@ static void exec_path_at_exit(struct iotrace *io, struct tracee *t, int64_t ret)
 	snprintf(file, sizeof(file), "%d/auxv", (int)t->tid);
 	n = read_file_at(io->procfd, file, (char *)auxv, sizeof(auxv));
 	if (n > 0 && find_auxv_entry(auxv, (size_t)n, AT_EXECFN, &addr) &&
-	    tracee_read_str(t->tid, mem_pages(io), addr, name, sizeof(name)) >
-		    0)
+	    read_str(io, t, addr, name, sizeof(name)) > 0)
 		resolve_at(io, t, AT_FDCWD, name, &path);
 	if (!path.len || under(sb_str(&path), "/dev/fd") ||
 	    under(sb_str(&path), "/proc")) {
@@ -2085,8 +2087,6 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	empty = names_fd_itself(io, t);
 	t->call.empty_path = empty == 1;
 	t->call.empty_path_unread = empty == -EAGAIN;
-	t->call.doomed_ino = 0;
-	t->call.doomed_unread = false;
 	if (on_untraced_fd(io, t))
 		return ENTRY_RESUME; /* no event, and rchar/wchar count the bytes */
 	process_times(t, &t->call.utime_us, &t->call.stime_us);

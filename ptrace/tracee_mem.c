@@ -12,19 +12,17 @@
 
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAPPED (1ull << 62)
-#define PM_BATCH 32
 
 /*
  * Whether every page of [addr, addr + len) is present or swapped in
  * tid's page tables: 1, 0 (one is not: reading it would read its file),
  * or -errno.  The two bits are shown to any process that may read the
  * tracee's memory (Documentation/admin-guide/mm/pagemap.rst); walking the
- * page tables faults nothing in.
+ * page tables faults nothing in.  The tracer's reads span a page or two.
  */
 static int pages_in_memory(int procfd, pid_t tid, uint64_t addr, size_t len)
 {
-	uint64_t page = addr / PAGE, last = (addr + len - 1) / PAGE;
-	uint64_t entries[PM_BATCH];
+	uint64_t last = (addr + len - 1) / PAGE, entry;
 	char name[32];
 	int fd, in = 1;
 
@@ -32,21 +30,14 @@ static int pages_in_memory(int procfd, pid_t tid, uint64_t addr, size_t len)
 	fd = openat(procfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (in == 1 && page <= last) {
-		size_t want = last - page + 1 < PM_BATCH ?
-				      (size_t)(last - page + 1) :
-				      PM_BATCH;
-		ssize_t n = pread(fd, entries, want * sizeof(entries[0]),
-				  (off_t)(page * sizeof(entries[0])));
+	for (uint64_t page = addr / PAGE; in == 1 && page <= last; page++) {
+		ssize_t n = pread(fd, &entry, sizeof(entry),
+				  (off_t)(page * sizeof(entry)));
 
-		if (n < (ssize_t)sizeof(entries[0])) {
+		if (n != (ssize_t)sizeof(entry))
 			in = n < 0 ? -errno : -EFAULT;
-			break;
-		}
-		for (size_t i = 0; i < (size_t)n / sizeof(entries[0]); i++)
-			if (!(entries[i] & (PM_PRESENT | PM_SWAPPED)))
-				in = 0;
-		page += (size_t)n / sizeof(entries[0]);
+		else if (!(entry & (PM_PRESENT | PM_SWAPPED)))
+			in = 0;
 	}
 	close(fd);
 	return in;

@@ -679,8 +679,6 @@ static void report_slow_injection(struct tracer *tr, pid_t tid)
 	struct proc_stat st = { .state = '?' };
 	char path[32], wchan[64];
 
-	if (tr->injection_reported)
-		return;
 	tr->injection_reported = true;
 	read_proc_stat(tr->table.procfd, tid, &st);
 	snprintf(path, sizeof(path), "%d/wchan", (int)tid);
@@ -718,10 +716,9 @@ static pid_t wait_injected(pid_t tid, int *status)
 			errno = ESRCH;
 			return -1;
 		}
-		if (naps % 64 == 0 && slow_at && now_monotonic_us() > slow_at) {
+		if (naps % 64 == 0 && !tr->injection_reported &&
+		    now_monotonic_us() > slow_at)
 			report_slow_injection(tr, tid);
-			slow_at = 0;
-		}
 		nanosleep(&nap, NULL);
 	}
 }
