@@ -15,9 +15,10 @@ two stress rows: a shell loop of 1000 x /bin/true, and gzip -1 of the
 (under NO_NEW_PRIVS, as an unprivileged user runs it: `full` has the
 descriptor-scoped filter), `iowrap -l full` with the plain filter (root's:
 every descriptor stops), `iowrap -l full --tracer-threads 1` (iowrap's
-default is a tracer thread per CPU), `iowrap -l full --no-follow-cpu` (what
-an unprivileged user gets: the kernel does not let its tracer back from
-SCHED_IDLE, so iowrap does not follow the tracee's CPU), `strace -f --seccomp-bpf` with the syscall
+default is a tracer thread per CPU), `iowrap -l full` run by nobody when
+the bench runs as root (an unprivileged user's tracer follows the tracee's
+CPU by pinning the tracee, not by going to SCHED_IDLE), `iowrap -l full
+--no-follow-cpu`, `strace -f --seccomp-bpf` with the syscall
 sets of iowrap's files and full filters, `strace -f` without the filter
 (stops at every syscall's entry and exit), and pinned to one CPU with
 `taskset` (native, iowrap full, strace full).  Every run's output is
@@ -129,9 +130,10 @@ class Mode:
     # except plain: root's, the filter that stops on every descriptor.
     plain: bool = False
     threads: int = None     # --tracer-threads; None: iowrap's default
-    # --no-follow-cpu: as an unprivileged user's iowrap runs by default
-    # (the kernel does not let it back from SCHED_IDLE: docs/tracer.md).
-    follow: bool = True
+    follow: bool = True     # False: --no-follow-cpu
+    # Run by nobody (when the bench runs as root): an unprivileged user's
+    # tracer follows the tracee's CPU another way (docs/tracer.md).
+    nobody: bool = False
 
 
 MODES = [
@@ -143,8 +145,10 @@ MODES = [
          plain=True),
     Mode("full-1thread", "iowrap full, 1 tracer thread", "iowrap", "full",
          threads=1),
-    Mode("full-nofollow", "iowrap full, CPU not followed (unprivileged)",
-         "iowrap", "full", follow=False),
+    Mode("full-nobody", "iowrap full, unprivileged (nobody)", "iowrap",
+         "full", nobody=True),
+    Mode("full-nofollow", "iowrap full, CPU not followed", "iowrap", "full",
+         follow=False),
     Mode("strace-procs", "strace -e trace=none", "strace", "none"),
     Mode("strace-files", "strace files", "strace", "files"),
     Mode("strace-full", "strace full", "strace", "full"),
@@ -154,6 +158,9 @@ MODES = [
     Mode("strace-full-pinned", "strace full, 1 CPU", "strace", "full", True),
 ]
 MODE = {m.key: m for m in MODES}
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
 def filter_sets():
@@ -477,6 +484,8 @@ class Bench:
         prefix = []
         if mode.pinned:
             prefix = ["taskset", "-c", str(self.cpu0)]
+        if mode.nobody and os.geteuid() == 0:
+            prefix += NOBODY
         if mode.tracer == "iowrap":
             prefix += [str(self.iowrap), "--strict", "-l", mode.level,
                        "-o", str(trace)]
@@ -511,6 +520,7 @@ class Bench:
         rundir = self.workdir / "run"
         shutil.rmtree(rundir, ignore_errors=True)
         rundir.mkdir()
+        rundir.chmod(0o777)  # the nobody mode's, as the others'
         return rundir
 
     def reference(self, w):
@@ -1203,11 +1213,12 @@ medians; a cell with ⚠N had N of them.
   descriptor stopping.  iowrap runs a tracer thread per CPU (at most 8;
   new processes are handed to the least busy one, docs/tracer.md); "1
   tracer thread" is `--tracer-threads 1`, as every iowrap before it.
-  Root's tracer moves next to a tracee that stops often (CPU following,
-  docs/tracer.md); an unprivileged user's does not, since the kernel
-  would not let it back from `SCHED_IDLE`: "CPU not followed
-  (unprivileged)" is `--no-follow-cpu`, what such a user gets (the bench
-  runs as root).  Plain ptrace: the same strace command
+  The tracer moves next to a tracee that stops often (CPU following,
+  docs/tracer.md): root's at `SCHED_IDLE`, an unprivileged user's, whom
+  the kernel would not let back from `SCHED_IDLE`, by pinning the tracee
+  and itself to one CPU for the phase; "unprivileged (nobody)" is
+  `iowrap -l full` run by nobody (`setpriv`; as the bench's own user when
+  it does not run as root), "CPU not followed" is `--no-follow-cpu`.  Plain ptrace: the same strace command
   with the full set and without `--seccomp-bpf`, which stops at the entry
   and exit of every syscall.  strace -e trace=none: the same strace
   command tracing no syscall by name; to follow the tree it still stops
@@ -1345,6 +1356,8 @@ def main():
     t_start = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="iowrap-overhead.",
                                     dir=args.dir))
+    # The nobody mode writes its trace here and reads the data.
+    workdir.chmod(0o1777)
     info = machine_info(workdir)
     try:
         iowrap = workdir / "iowrap"

@@ -463,6 +463,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.follow_phases = res.follow_phases;
 	st->summary.follow_starved = res.follow_starved;
 	st->summary.follow_moves = res.follow_moves;
+	st->summary.follow_how = res.follow_how;
 	st->summary.tracer_threads = (uint64_t)res.threads;
 	st->summary.handoffs = res.handoffs;
 	st->summary.handover = handover_name(st->opt.handover);

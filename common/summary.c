@@ -81,6 +81,7 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 	json_bool(j, "fd_scoped", s->fd_scoped);
 	json_u64(j, "fd_filters", s->fd_filters);
 	json_open_object(j, "cpu_follow");
+	json_str(j, "how", s->follow_how ? s->follow_how : "off");
 	json_u64(j, "phases", s->follow_phases);
 	json_u64(j, "starved", s->follow_starved);
 	json_u64(j, "moves", s->follow_moves);

@@ -44,6 +44,12 @@
 
 enum demotion { NOT_DEMOTED, DEMOTED_QUIET, DEMOTED_STARVED };
 
+/* Wakes a tracer thread from its wait (EINTR); iowrap has no other use
+ * for it, and its default is to ignore it. */
+#define FOLLOW_WAKE_SIGNAL SIGURG
+
+#define CLAIM_BITS (8 * sizeof(unsigned long))
+
 /* musl leaves sched_setscheduler() unimplemented (ENOSYS) on purpose. */
 static int set_policy(pid_t tid, int policy)
 {
@@ -64,7 +70,8 @@ static int pin_to(pid_t tid, int cpu)
 /* The tracer thread's own CPUs and policy again; safe from either thread. */
 static void restore(const struct cpu_follow *f)
 {
-	set_policy(f->self_tid, SCHED_OTHER);
+	if (f->how == FOLLOW_IDLE_TRACER)
+		set_policy(f->self_tid, SCHED_OTHER);
 	sched_setaffinity(f->self_tid, sizeof(f->allowed), &f->allowed);
 }
 
@@ -155,6 +162,10 @@ static void demote(struct cpu_follow *f, enum demotion why)
 		return; /* the tracer ended it meanwhile */
 	restore(f);
 	atomic_store(&f->demoted, why);
+	/* The tracer puts its tracee back; it may sleep in waitpid for as
+	 * long as the tracee computes. */
+	if (f->how == FOLLOW_PIN_TRACEE)
+		syscall(SYS_tgkill, getpid(), f->self_tid, FOLLOW_WAKE_SIGNAL);
 }
 
 /*
@@ -289,12 +300,39 @@ static bool idle_is_reversible(void)
 	return idle_reversible;
 }
 
-void follow_init(struct cpu_follow *f, int procfd, bool enabled)
+static void ignore_wake(int sig)
+{
+	(void)sig;
+}
+
+static void install_wake_handler(void)
+{
+	struct sigaction sa = { .sa_handler = ignore_wake };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(FOLLOW_WAKE_SIGNAL, &sa, NULL);
+}
+
+/* The watchdog's signal interrupts this thread's waits (no SA_RESTART). */
+static void let_wake_in(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	sigset_t wake;
+
+	pthread_once(&once, install_wake_handler);
+	sigemptyset(&wake);
+	sigaddset(&wake, FOLLOW_WAKE_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+}
+
+void follow_init(struct cpu_follow *f, int procfd, bool enabled,
+		 struct cpu_claims *claims)
 {
 	memset(f, 0, sizeof(*f));
 	f->procfd = procfd;
 	f->stat_fd = -1;
 	f->self_tid = gettid();
+	f->claims = claims;
 	pthread_mutex_init(&f->lock, NULL);
 	init_monotonic_cond(&f->wake);
 	atomic_init(&f->progress, 0);
@@ -302,9 +340,113 @@ void follow_init(struct cpu_follow *f, int procfd, bool enabled)
 	atomic_init(&f->demoted, NOT_DEMOTED);
 	if (!enabled ||
 	    sched_getaffinity(0, sizeof(f->allowed), &f->allowed) < 0 ||
-	    CPU_COUNT(&f->allowed) < 2 || !idle_is_reversible())
+	    CPU_COUNT(&f->allowed) < 2)
 		return;
 	f->enabled = true;
+	if (idle_is_reversible()) {
+		f->how = FOLLOW_IDLE_TRACER;
+		return;
+	}
+	f->how = FOLLOW_PIN_TRACEE;
+	let_wake_in();
+}
+
+const char *follow_how_name(enum follow_how how)
+{
+	static const char *const names[] = { "off", "sched_idle",
+					     "pin_tracee" };
+
+	return names[how];
+}
+
+static bool claim_cpu(struct cpu_claims *c, int cpu)
+{
+	unsigned long bit = 1ul << (cpu % CLAIM_BITS);
+
+	return !(atomic_fetch_or(&c->bits[cpu / CLAIM_BITS], bit) & bit);
+}
+
+static void unclaim_cpu(struct cpu_claims *c, int cpu)
+{
+	atomic_fetch_and(&c->bits[cpu / CLAIM_BITS],
+			 ~(1ul << (cpu % CLAIM_BITS)));
+}
+
+/*
+ * The tracee's CPU, or if another tracer thread has pinned its tracee
+ * there, another CPU both may use (the tracee is stopped: moving it costs
+ * nothing); -1 if there is none.
+ */
+static int claim_for(struct cpu_follow *f, int cpu, const cpu_set_t *own)
+{
+	if (CPU_ISSET(cpu, own) && claim_cpu(f->claims, cpu))
+		return cpu;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (c != cpu && CPU_ISSET(c, own) &&
+		    CPU_ISSET(c, &f->allowed) && claim_cpu(f->claims, c))
+			return c;
+	return -1;
+}
+
+static struct tracee_pin *pin_of(struct cpu_follow *f, pid_t tid)
+{
+	for (int i = 0; i < FOLLOW_PINS; i++)
+		if (f->pins[i].tid == tid)
+			return &f->pins[i];
+	return NULL;
+}
+
+static void one_cpu(cpu_set_t *set, int cpu)
+{
+	CPU_ZERO(set);
+	CPU_SET(cpu, set);
+}
+
+/* Pins the phase's tracee to its CPU or a free one: that CPU, or -1. */
+static int pin_tracee(struct cpu_follow *f, int cpu)
+{
+	struct tracee_pin *p = pin_of(f, f->tid);
+	cpu_set_t own, one;
+
+	if (sched_getaffinity(f->tid, sizeof(own), &own) < 0)
+		return -1;
+	cpu = claim_for(f, cpu, &own);
+	if (cpu < 0)
+		return -1;
+	one_cpu(&one, cpu);
+	if (sched_setaffinity(f->tid, sizeof(one), &one) < 0) {
+		unclaim_cpu(f->claims, cpu);
+		return -1;
+	}
+	if (!p) {
+		p = &f->pins[f->next_pin];
+		f->next_pin = (f->next_pin + 1) % FOLLOW_PINS;
+	}
+	*p = (struct tracee_pin){ .tid = f->tid, .cpu = cpu, .on = true };
+	p->own = own;
+	return cpu;
+}
+
+/*
+ * The pinned tracee gets its own mask back (in the tracer thread only),
+ * unless another process set it meanwhile (taskset -p, or a process of the
+ * task whose sched_setaffinity another tracer thread let through).
+ */
+static void unpin_tracee(struct cpu_follow *f)
+{
+	for (int i = 0; i < FOLLOW_PINS; i++) {
+		struct tracee_pin *p = &f->pins[i];
+		cpu_set_t now, one;
+
+		if (!p->on)
+			continue;
+		one_cpu(&one, p->cpu);
+		if (sched_getaffinity(p->tid, sizeof(now), &now) == 0 &&
+		    CPU_EQUAL(&now, &one))
+			sched_setaffinity(p->tid, sizeof(p->own), &p->own);
+		p->on = false;
+		unclaim_cpu(f->claims, p->cpu);
+	}
 }
 
 static void enter(struct cpu_follow *f, int64_t now)
@@ -314,8 +456,18 @@ static void enter(struct cpu_follow *f, int64_t now)
 	f->run = 0;
 	if (cpu < 0 || !start_watchdog(f))
 		return;
-	if (pin_to(0, cpu) < 0 || set_policy(0, SCHED_IDLE) < 0) {
+	if (f->how == FOLLOW_PIN_TRACEE) {
+		cpu = pin_tracee(f, cpu);
+		if (cpu < 0) {
+			/* Not this one (a setuid program), or no CPU free. */
+			f->holdoff_until_us = now + FOLLOW_HOLDOFF_MIN_US;
+			return;
+		}
+	}
+	if (pin_to(0, cpu) < 0 ||
+	    (f->how == FOLLOW_IDLE_TRACER && set_policy(0, SCHED_IDLE) < 0)) {
 		/* Not allowed here (a seccomp profile, say): never again. */
+		unpin_tracee(f);
 		restore(f);
 		f->enabled = false;
 		return;
@@ -336,6 +488,7 @@ static void leave(struct cpu_follow *f, int64_t now)
 {
 	if (atomic_exchange(&f->watched, false))
 		restore(f);
+	unpin_tracee(f);
 	f->active = false;
 	if (now - f->active_since_us >= FOLLOW_GOOD_PHASE_US)
 		f->holdoff_us = 0;
@@ -348,6 +501,7 @@ static void note_demotion(struct cpu_follow *f, int64_t now)
 
 	if (why == NOT_DEMOTED)
 		return;
+	unpin_tracee(f);
 	f->active = false;
 	f->run = 0;
 	if (why != DEMOTED_STARVED)
@@ -389,9 +543,11 @@ static void read_tracee_cpu(struct cpu_follow *f, int64_t now)
 		repin(f, cpu);
 }
 
-/* Load balancing may move the tracee; follow it. */
+/* Load balancing may move the tracee (unless it is pinned); follow it. */
 static void recheck_cpu(struct cpu_follow *f, int64_t now)
 {
+	if (f->how == FOLLOW_PIN_TRACEE)
+		return;
 	if (++f->since_check < FOLLOW_RECHECK &&
 	    now - f->checked_us < FOLLOW_RECHECK_US)
 		return;
@@ -452,8 +608,63 @@ void follow_missed(struct cpu_follow *f)
 		return;
 	now = now_monotonic_us();
 	note_demotion(f, now);
-	if (f->active)
+	if (f->active && f->how != FOLLOW_PIN_TRACEE)
 		read_tracee_cpu(f, now);
+}
+
+void follow_created(struct cpu_follow *f, pid_t creator, pid_t child)
+{
+	struct tracee_pin *p = pin_of(f, creator);
+	cpu_set_t mask, one;
+
+	if (f->how != FOLLOW_PIN_TRACEE || !p)
+		return;
+	one_cpu(&one, p->cpu);
+	if (sched_getaffinity(child, sizeof(mask), &mask) == 0 &&
+	    CPU_EQUAL(&mask, &one))
+		sched_setaffinity(child, sizeof(p->own), &p->own);
+}
+
+/*
+ * Its mask is the tracee's own from here: no child of a pin to fix.  (Its
+ * last fork event has come: it stops there before its call returns.)
+ */
+void follow_affinity_call(struct cpu_follow *f, pid_t caller, pid_t target)
+{
+	follow_forget(f, target ? target : caller, false);
+}
+
+void follow_forget(struct cpu_follow *f, pid_t tid, bool gone)
+{
+	struct tracee_pin *p = pin_of(f, tid);
+
+	if (f->how != FOLLOW_PIN_TRACEE || !tid || !p)
+		return;
+	if (p->on) {
+		/* A tid reaped may name another process already. */
+		if (gone) {
+			p->on = false;
+			unclaim_cpu(f->claims, p->cpu);
+		}
+		leave(f, now_monotonic_us());
+	}
+	p->tid = 0;
+}
+
+/* The leader's task is gone (a pin of it with it); the thread that
+ * execed, maybe pinned, has its tid. */
+void follow_renamed(struct cpu_follow *f, pid_t former, pid_t tid)
+{
+	struct tracee_pin *p;
+
+	if (f->how != FOLLOW_PIN_TRACEE || former == tid)
+		return;
+	follow_forget(f, tid, true);
+	p = pin_of(f, former);
+	if (p)
+		p->tid = tid;
+	if (f->tid == former)
+		f->tid = tid;
 }
 
 void follow_release(struct cpu_follow *f)

@@ -11,12 +11,25 @@
  * SCHED_IDLE tasks counts as idle when the kernel places a woken task, so
  * the resumed tracee stays on it, preempts the tracer at once, and the next
  * stop hands the CPU straight back.  The tracee's own affinity and policy
- * are never touched.
+ * are not touched.
  *
  * A SCHED_IDLE tracer can starve behind other work on its CPU while
  * another tracee waits for it.  A watchdog thread ends a phase in which a
  * stop has waited and the tracer handled none for FOLLOW_WATCHDOG_US;
  * phases ended that way back off exponentially.
+ *
+ * An unprivileged tracer may go to SCHED_IDLE but never come back (its
+ * RLIMIT_NICE is 0), so it follows another way: it pins the tracee to one
+ * CPU for the phase and itself beside it, at its normal priority.  A
+ * woken task goes where its mask lets it, so the two stay together as
+ * with SCHED_IDLE.  The task must not see this: a child or thread the
+ * tracee makes meanwhile gets the tracee's own mask back at its creator's
+ * event (it has not run yet), the tracee's own sched_getaffinity and
+ * sched_setaffinity end the phase at their entry (the filter stops
+ * them), and the tracee is put back before it is detached.  Tracer
+ * threads pinning this way claim their CPU, so that two tracees are never
+ * pinned to one CPU.  Only the tracer thread changes its tracee's mask:
+ * its tid cannot name another process until that thread has reaped it.
  */
 #ifndef IOWRAP_CPUFOLLOW_H
 #define IOWRAP_CPUFOLLOW_H
@@ -28,9 +41,35 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The CPUs tracer threads have pinned a tracee to (shared by them). */
+struct cpu_claims {
+	atomic_ulong bits[CPU_SETSIZE / (8 * sizeof(unsigned long))];
+};
+
+/*
+ * A tracee pinned for a phase.  Kept after the phase: a child it made
+ * while pinned is fixed at its creator's event, which may come after
+ * another tracee's phase has begun.
+ */
+struct tracee_pin {
+	pid_t tid; /* 0: none */
+	int cpu;
+	bool on; /* its mask is the pin now */
+	cpu_set_t own; /* its mask before the pin */
+};
+
+#define FOLLOW_PINS 4
+
+enum follow_how {
+	FOLLOW_OFF, /* not enabled, or not allowed here */
+	FOLLOW_IDLE_TRACER, /* the tracer at SCHED_IDLE on the tracee's CPU */
+	FOLLOW_PIN_TRACEE, /* both pinned to one CPU (unprivileged) */
+};
+
 struct cpu_follow {
 	bool enabled; /* more than one CPU allowed, not switched off */
-	bool active; /* pinned to `cpu` with SCHED_IDLE */
+	enum follow_how how;
+	bool active; /* pinned to `cpu` (with SCHED_IDLE or the tracee) */
 	int procfd;
 	int stat_fd; /* /proc/stat_tid/stat; open until another tid is read
 		     * or follow_release */
@@ -45,6 +84,10 @@ struct cpu_follow {
 	int64_t active_since_us, checked_us;
 	int64_t holdoff_until_us, holdoff_us;
 	unsigned long phases, starved, moves;
+	/* FOLLOW_PIN_TRACEE: the recent pins, and the CPUs claimed. */
+	struct tracee_pin pins[FOLLOW_PINS];
+	unsigned next_pin;
+	struct cpu_claims *claims;
 
 	/* shared with the watchdog thread */
 	atomic_ulong progress;
@@ -56,12 +99,27 @@ struct cpu_follow {
 	bool thread_started, quit;
 };
 
-void follow_init(struct cpu_follow *f, int procfd, bool enabled);
+/* In the tracer thread; claims, shared, are for FOLLOW_PIN_TRACEE. */
+void follow_init(struct cpu_follow *f, int procfd, bool enabled,
+		 struct cpu_claims *claims);
+/* "off", "sched_idle" or "pin_tracee", for summary.json. */
+const char *follow_how_name(enum follow_how how);
 /* Called at every stop of tid, before it is resumed; exec_stop: its
  * PTRACE_EVENT_EXEC stop. */
 void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop);
 /* A wait found no stop pending: the tracee may have moved. */
 void follow_missed(struct cpu_follow *f);
+/*
+ * FOLLOW_PIN_TRACEE, at these events of a tracee, in its tracer thread:
+ * creator made child (fork, vfork or clone event); caller is at the entry
+ * of sched_getaffinity or sched_setaffinity on target (0: itself); tid is
+ * gone (reaped: gone true) or about to be detached (false); a thread's
+ * exec gave it the leader's tid.
+ */
+void follow_created(struct cpu_follow *f, pid_t creator, pid_t child);
+void follow_affinity_call(struct cpu_follow *f, pid_t caller, pid_t target);
+void follow_forget(struct cpu_follow *f, pid_t tid, bool gone);
+void follow_renamed(struct cpu_follow *f, pid_t former, pid_t tid);
 /* Back to the tracer's own CPUs and policy; stops the watchdog. */
 void follow_release(struct cpu_follow *f);
 

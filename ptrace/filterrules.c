@@ -89,6 +89,8 @@ static const struct sc_rule rules[] = {
 	RULE(SC_FACCESSAT, faccessat, LEVEL_FILES),
 	RULE(SC_FACCESSAT2, faccessat2, LEVEL_FILES),
 	RULE(SC_UNSHARE, unshare, LEVEL_FILES),
+	RULE_ENTRY(SC_SCHED_AFFINITY, sched_getaffinity, LEVEL_FILES),
+	RULE_ENTRY(SC_SCHED_AFFINITY, sched_setaffinity, LEVEL_FILES),
 	RULE(SC_READ, read, LEVEL_FULL),
 	RULE(SC_WRITE, write, LEVEL_FULL),
 	RULE(SC_PREAD, pread64, LEVEL_FULL),

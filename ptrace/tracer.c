@@ -95,6 +95,7 @@ struct tracer {
 	bool scoped; /* the task runs under the descriptor-scoped filter */
 	bool main_execed;
 	bool injection_reported; /* report_slow_injection() */
+	struct cpu_claims cpu_claims; /* cpufollow.h */
 	struct iotrace io;
 };
 
@@ -215,6 +216,7 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 	struct tracee *t = tracee_find(&tr->table, tid);
 	struct process *p;
 
+	follow_forget(&self->follow, tid, true);
 	if (tid == tr->main_pid) {
 		tr->result->main_reaped = true;
 		signals_main_ended();
@@ -394,6 +396,7 @@ static bool hand_over(struct tracer *tr, struct tracee *t)
 	    inject_park(t->tid, &m.parked) < 0)
 		return false;
 	m.scans = signals_scans_finished();
+	follow_forget(&self->follow, t->tid, false);
 	if (ptrace(PTRACE_DETACH, t->tid, 0L, 0L) < 0) {
 		inject_unpark(t->tid, &m.parked);
 		return false;
@@ -831,8 +834,16 @@ static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 	enum entry_next next = ENTRY_RESUME;
 
 	if (tr->io_on && tracee_syscall_info(t->tid, &si) &&
-	    si.op == PTRACE_SYSCALL_INFO_SECCOMP)
-		next = iotrace_entry(&tr->io, t, &si);
+	    si.op == PTRACE_SYSCALL_INFO_SECCOMP) {
+		if ((si.seccomp.ret_data & SC_DATA_ID_MASK) ==
+		    SC_SCHED_AFFINITY)
+			/* Its own mask, not a pin of ours, is what it sees
+			 * or changes (cpufollow.h). */
+			follow_affinity_call(&self->follow, t->tid,
+					     (pid_t)si.seccomp.args[0]);
+		else
+			next = iotrace_entry(&tr->io, t, &si);
+	}
 	if (next == ENTRY_RESUME && tr->scoped && needs_scope_first(t)) {
 		if (!native_call(t))
 			give_up_scope(tr, t);
@@ -1039,12 +1050,16 @@ static void handle_exit_stop(struct tracer *tr, struct tracee *t)
 
 /* t's fork, vfork or clone event: the child it names is known from here,
  * a copy of t's process or a thread of it. */
-static void handle_creation(struct tracer *tr, struct tracee *t)
+static void handle_creation(struct tracer *tr, struct tracee *t, unsigned event)
 {
 	unsigned long msg = 0;
 	struct tracee *child;
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg) < 0)
+		return;
+	/* Made while t was pinned: its own mask back before it runs. */
+	follow_created(&self->follow, t->tid, (pid_t)msg);
+	if (event != PTRACE_EVENT_CLONE && tr->cfg->lose_fork_events)
 		return;
 	child = tracee_get_child(&tr->table, (pid_t)msg, t->proc);
 	if (!child)
@@ -1085,12 +1100,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		return;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
-		if (!tr->cfg->lose_fork_events)
-			handle_creation(tr, t);
-		resume(t, 0);
-		return;
 	case PTRACE_EVENT_CLONE:
-		handle_creation(tr, t);
+		handle_creation(tr, t, (unsigned)status >> 16);
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXEC:
@@ -1099,6 +1110,7 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		end_call(tr, t);
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0)
 			msg = (unsigned long)tid;
+		follow_renamed(&self->follow, (pid_t)msg, tid);
 		process_exec(&tr->table, t, (pid_t)msg);
 		release_orphaned(tr, t->proc->rec.pid, t->proc->rec.pid);
 		adopt_unseen_children(tr, t->proc);
@@ -1108,6 +1120,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
+		/* Put back while its tid is still its own. */
+		follow_forget(&self->follow, tid, false);
 		handle_exit_stop(tr, t);
 		resume(t, 0);
 		return;
@@ -1129,6 +1143,7 @@ static void detach_one(struct tracer *tr, struct tracee *t, int sig)
 		p->rec.end = PROC_DETACHED;
 		tr->result->orphans_detached++;
 	}
+	follow_forget(&self->follow, t->tid, false);
 	ptrace(PTRACE_DETACH, t->tid, 0L, (long)sig);
 	t->exit_stopped = true;
 	tracee_drop(&tr->table, t);
@@ -1542,7 +1557,8 @@ static int worker_init(struct tracer *tr, int i, int procfd)
 	w->tr = tr;
 	w->tid = gettid();
 	spin_init(&w->spin, tr->cfg->spin_us);
-	follow_init(&w->follow, procfd, tr->io_on && tr->cfg->follow_cpu);
+	follow_init(&w->follow, procfd, tr->io_on && tr->cfg->follow_cpu,
+		    &tr->cpu_claims);
 	return tr->nworkers > 1 ? mailbox_open(&w->box) : 0;
 }
 
@@ -1629,6 +1645,7 @@ static void sum_follow(struct tracer *tr, int n)
 		tr->result->follow_starved += f->starved;
 		tr->result->follow_moves += f->moves;
 	}
+	tr->result->follow_how = follow_how_name(tr->workers[0].follow.how);
 }
 
 /* One tracer thread per CPU this process (and the task) may run on. */

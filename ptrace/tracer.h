@@ -74,6 +74,7 @@ struct tracer_result {
 	uint64_t follow_phases; /* runs of stops served on the tracee's CPU */
 	uint64_t follow_starved; /* ... ended because the tracer starved */
 	uint64_t follow_moves; /* times the tracer re-pinned to a moved tracee */
+	const char *follow_how; /* follow_how_name() */
 	int threads; /* tracer threads that ran */
 	uint64_t handoffs; /* new processes handed to another thread */
 	/* New processes that waited HOLD_LIMIT_S for their creator's event

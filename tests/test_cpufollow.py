@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ READS = 20000
 BLOCK = 1024
 
 MULTI_CPU = len(os.sched_getaffinity(0)) >= 2
+NEVER = {"how": "off", "phases": 0, "starved": 0, "moves": 0}
 
 
 @pytest.fixture
@@ -65,21 +67,23 @@ def test_follows_a_syscall_heavy_tracee(iowrap, data):
     assert reads_of(trace, data) == (READS, READS * BLOCK)
     phases = follow(trace)
     if MULTI_CPU:
+        assert phases["how"] == ("sched_idle" if os.geteuid() == 0
+                                 else "pin_tracee")
         assert phases["phases"] >= 1
     else:
-        assert phases["phases"] == 0
+        assert phases == NEVER
 
 
 def test_no_follow_cpu_never_follows(iowrap, data):
     trace = iowrap("-l", "full", "--no-follow-cpu", "--",
                    *dd(data, READS), check=0)
     assert reads_of(trace, data) == (READS, READS * BLOCK)
-    assert follow(trace) == {"phases": 0, "starved": 0, "moves": 0}
+    assert follow(trace) == NEVER
 
 
 def test_summary_level_never_follows(iowrap, data):
     trace = iowrap("--", *dd(data, READS), check=0)
-    assert follow(trace) == {"phases": 0, "starved": 0, "moves": 0}
+    assert follow(trace) == NEVER
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
@@ -145,34 +149,150 @@ def sched_policies(stat_lines):
     return [int(line.rsplit(")", 1)[1].split()[38]) for line in stat_lines]
 
 
-@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become nobody")
-def test_unprivileged_tracer_never_goes_idle():
-    """An unprivileged user may not leave SCHED_IDLE (RLIMIT_NICE is 0),
-    so its tracer threads never follow a tracee there: after dd's storm
-    of stops every one is at SCHED_OTHER, as the task reads in /proc, and
-    no phase was counted.  Before, a tracer thread stayed at SCHED_IDLE
-    after its first phase and starved behind any busy process: dd beside
-    two busy loops waited for them to end (60 s, root 0.9 s)."""
+def as_nobody(base, args, **kw):
+    """iowrap run by nobody (uid 65534), its trace in base/t."""
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                        "--clear-groups", str(IOWRAP), "-o", str(base / "t"),
+                        *args], capture_output=True, text=True, timeout=120,
+                       **kw)
+    assert p.returncode == 0, p.stderr
+    return p.stdout, json.loads((base / "t" / "summary.json").read_text())
+
+
+def pinned_phases(summary):
+    """Phases of a complete trace whose tracer followed by pinning."""
+    t = summary["tracing"]
+    assert t["complete"] is True and t["problems"] == []
+    assert t["cpu_follow"]["how"] == "pin_tracee"
+    return t["cpu_follow"]["phases"]
+
+
+@pytest.fixture
+def nobody_dir():
+    """A directory nobody may write, with data.bin for it to read."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to become nobody")
     base = Path(tempfile.mkdtemp(dir="/tmp"))
     try:
         base.chmod(0o777)
         data = base / "data.bin"
         data.write_bytes(os.urandom(READS * BLOCK))
         data.chmod(0o644)
-        script = (f"dd if={data} of=/dev/null bs={BLOCK} count={READS} "
-                  "status=none && cat /proc/$PPID/task/*/stat")
-        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
-                            "--clear-groups", str(IOWRAP), "-o",
-                            str(base / "t"), "--level", "full", "--", "sh",
-                            "-c", script], capture_output=True, text=True,
-                           timeout=120)
-        assert p.returncode == 0, p.stderr
-        policies = sched_policies(p.stdout.splitlines())
-        assert len(policies) >= 2  # the main thread and a tracer thread
-        assert set(policies) == {0}  # SCHED_OTHER
-        summary = json.loads((base / "t" / "summary.json").read_text())
-        assert summary["tracing"]["cpu_follow"] == \
-            {"phases": 0, "starved": 0, "moves": 0}
+        yield base
     finally:
         shutil.rmtree(base)
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+def test_unprivileged_tracer_pins_the_tracee(nobody_dir):
+    """An unprivileged user may not leave SCHED_IDLE (RLIMIT_NICE is 0),
+    so its tracer threads never go there (one left there starved behind
+    any busy process: dd beside two busy loops waited for them to end, 60
+    s against root's 0.9 s).  It follows by pinning the tracee and itself
+    to one CPU for the phase: after dd's storm of stops every tracer
+    thread is at SCHED_OTHER, as the task reads in /proc, and dd's reads
+    were followed."""
+    data = nobody_dir / "data.bin"
+    script = (f"dd if={data} of=/dev/null bs={BLOCK} count={READS} "
+              "status=none && cat /proc/$PPID/task/*/stat")
+    out, summary = as_nobody(nobody_dir, ["--level", "full", "--", "sh",
+                                          "-c", script])
+    policies = sched_policies(out.splitlines())
+    assert len(policies) >= 2  # the main thread and a tracer thread
+    assert set(policies) == {0}  # SCHED_OTHER
+    assert pinned_phases(summary) >= 1
+
+
+# Each step reads in a storm (a phase pins the process), then looks at
+# its CPU mask: itself, a child and a thread made while pinned, and its
+# own change of it.
+PINNED_TASK = """
+import os, sys, threading
+fd = os.open(sys.argv[1], os.O_RDONLY)
+def storm():
+    for i in range(2000):
+        os.pread(fd, 1024, 0)
+storm()
+print("self", sorted(os.sched_getaffinity(0)))
+storm()
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.write(w, repr(sorted(os.sched_getaffinity(0))).encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+print("child", os.read(r, 100).decode())
+storm()
+seen = []
+t = threading.Thread(target=lambda: seen.append(sorted(os.sched_getaffinity(0))))
+t.start()
+t.join()
+print("thread", seen[0])
+storm()
+os.sched_setaffinity(0, {int(sys.argv[2])})
+storm()
+print("set", sorted(os.sched_getaffinity(0)))
+"""
+
+
+def allowed_list(pid="self"):
+    """Cpus_allowed_list of a process, as /proc shows it."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split()[1]
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+def test_a_pinned_tracee_sees_its_own_mask(nobody_dir):
+    """A tracee pinned for a phase (unprivileged following) never sees the
+    pin: sched_getaffinity ends the phase at its entry, a child or thread
+    made while pinned gets the tracee's own mask at its creator's event,
+    and the tracee's own sched_setaffinity is not undone when the phase
+    ends.  Without the filter's stop at sched_getaffinity it saw one CPU,
+    and without the fix at the creator's event so did the child."""
+    cpus = sorted(os.sched_getaffinity(0))
+    script = nobody_dir / "pinned.py"
+    script.write_text(PINNED_TASK)
+    script.chmod(0o644)
+    out, summary = as_nobody(nobody_dir, [
+        "--level", "full", "--", "python3", str(script),
+        str(nobody_dir / "data.bin"), str(cpus[-1])])
+    assert out.splitlines() == [f"self {cpus}", f"child {cpus}",
+                                f"thread {cpus}", f"set {cpus[-1:]}"]
+    assert pinned_phases(summary) >= 5
+
+
+QUIET_TASK = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for i in range(2000):
+    os.pread(fd, 1024, 0)
+print(os.getpid(), flush=True)
+until = time.monotonic() + 0.6
+while time.monotonic() < until:
+    pass
+"""
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+def test_a_quiet_pinned_tracee_is_put_back(nobody_dir):
+    """A pinned tracee that stops making syscalls (it computes) is put back
+    within the watchdog's quiet time (60 ms): the watchdog wakes the
+    tracer, asleep in waitpid, which puts back the mask.  Read here, from
+    outside the task, while it computes: any syscall of its own would stop
+    it and let the tracer do so anyway."""
+    p = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534",
+                          "--clear-groups", str(IOWRAP), "-o",
+                          str(nobody_dir / "t"), "--level", "full", "--",
+                          "python3", "-c", QUIET_TASK,
+                          str(nobody_dir / "data.bin")],
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline())
+        time.sleep(0.3)
+        mask = allowed_list(pid)
+    finally:
+        assert p.wait(timeout=60) == 0
+    assert mask == allowed_list()
+    summary = json.loads((nobody_dir / "t" / "summary.json").read_text())
+    assert pinned_phases(summary) >= 1
