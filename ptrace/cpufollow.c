@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,7 +43,12 @@
 #define FOLLOW_HOLDOFF_MIN_US 20000
 #define FOLLOW_HOLDOFF_MAX_US 5000000
 
-enum demotion { NOT_DEMOTED, DEMOTED_QUIET, DEMOTED_STARVED };
+enum phase_state {
+	PHASE_OFF,
+	PHASE_WATCHED, /* on, and the watchdog watches it */
+	PHASE_QUIET, /* ended by the watchdog: no stop for a while */
+	PHASE_STARVED, /* ended by the watchdog: a stop waited in vain */
+};
 
 /* Wakes a tracer thread from its wait (EINTR); iowrap has no other use
  * for it, and its default is to ignore it. */
@@ -154,18 +160,37 @@ static bool doze(struct cpu_follow *f, long us)
 	return go_on;
 }
 
-/* Ends the phase from the watchdog; the tracer notices at its next stop
- * or wait (repin). */
-static void demote(struct cpu_follow *f, enum demotion why)
+static bool watched(struct cpu_follow *f)
 {
-	if (!atomic_exchange(&f->watched, false))
+	return atomic_load(&f->phase) == PHASE_WATCHED;
+}
+
+static bool demoted(struct cpu_follow *f)
+{
+	int state = atomic_load(&f->phase);
+
+	return state == PHASE_QUIET || state == PHASE_STARVED;
+}
+
+/*
+ * Ends the phase from the watchdog; the tracer notices at its next stop
+ * or wait (repin).  A tracer that pinned its tracee puts it back then; it
+ * may sleep in waitpid for as long as the tracee computes, so it is woken,
+ * again every look until it has noticed: a signal that comes between its
+ * last look and its waitpid() is lost.
+ */
+static void demote(struct cpu_follow *f, enum phase_state why)
+{
+	int state = PHASE_WATCHED;
+
+	if (!atomic_compare_exchange_strong(&f->phase, &state, why))
 		return; /* the tracer ended it meanwhile */
 	restore(f);
-	atomic_store(&f->demoted, why);
-	/* The tracer puts its tracee back; it may sleep in waitpid for as
-	 * long as the tracee computes. */
-	if (f->how == FOLLOW_PIN_TRACEE)
+	while (f->how == FOLLOW_PIN_TRACEE && demoted(f)) {
 		syscall(SYS_tgkill, getpid(), f->self_tid, FOLLOW_WAKE_SIGNAL);
+		if (!doze(f, FOLLOW_WATCHDOG_US))
+			break;
+	}
 }
 
 /*
@@ -195,13 +220,13 @@ static void watch_phase(struct cpu_follow *f)
 	unsigned long seen = atomic_load(&f->progress);
 	long still_us = 0;
 
-	while (atomic_load(&f->watched)) {
+	while (watched(f)) {
 		unsigned long now_seen;
 
 		if (!doze(f, FOLLOW_WATCHDOG_US))
 			break;
 		if (starved(f)) {
-			demote(f, DEMOTED_STARVED);
+			demote(f, PHASE_STARVED);
 			break;
 		}
 		now_seen = atomic_load(&f->progress);
@@ -210,7 +235,7 @@ static void watch_phase(struct cpu_follow *f)
 			still_us = 0;
 		} else if ((still_us += FOLLOW_WATCHDOG_US) >=
 			   FOLLOW_QUIET_US) {
-			demote(f, DEMOTED_QUIET);
+			demote(f, PHASE_QUIET);
 		}
 	}
 }
@@ -221,7 +246,7 @@ static void *watchdog_main(void *arg)
 
 	pthread_mutex_lock(&f->lock);
 	while (!f->quit) {
-		if (!atomic_load(&f->watched)) {
+		if (!watched(f)) {
 			pthread_cond_wait(&f->wake, &f->lock);
 			continue;
 		}
@@ -336,8 +361,7 @@ void follow_init(struct cpu_follow *f, int procfd, bool enabled,
 	pthread_mutex_init(&f->lock, NULL);
 	init_monotonic_cond(&f->wake);
 	atomic_init(&f->progress, 0);
-	atomic_init(&f->watched, false);
-	atomic_init(&f->demoted, NOT_DEMOTED);
+	atomic_init(&f->phase, PHASE_OFF);
 	if (!enabled ||
 	    sched_getaffinity(0, sizeof(f->allowed), &f->allowed) < 0 ||
 	    CPU_COUNT(&f->allowed) < 2)
@@ -391,9 +415,20 @@ static int claim_for(struct cpu_follow *f, int cpu, const cpu_set_t *own)
 static struct tracee_pin *pin_of(struct cpu_follow *f, pid_t tid)
 {
 	for (int i = 0; i < FOLLOW_PINS; i++)
-		if (f->pins[i].tid == tid)
+		if (f->pins[i].state != PIN_FREE && f->pins[i].tid == tid)
 			return &f->pins[i];
 	return NULL;
+}
+
+/* Its own record, or a free one; NULL: every record is still needed. */
+static struct tracee_pin *pin_record(struct cpu_follow *f, pid_t tid)
+{
+	struct tracee_pin *p = pin_of(f, tid);
+
+	for (int i = 0; !p && i < FOLLOW_PINS; i++)
+		if (f->pins[i].state == PIN_FREE)
+			p = &f->pins[i];
+	return p;
 }
 
 static void one_cpu(cpu_set_t *set, int cpu)
@@ -405,10 +440,10 @@ static void one_cpu(cpu_set_t *set, int cpu)
 /* Pins the phase's tracee to its CPU or a free one: that CPU, or -1. */
 static int pin_tracee(struct cpu_follow *f, int cpu)
 {
-	struct tracee_pin *p = pin_of(f, f->tid);
+	struct tracee_pin *p = pin_record(f, f->tid);
 	cpu_set_t own, one;
 
-	if (sched_getaffinity(f->tid, sizeof(own), &own) < 0)
+	if (!p || sched_getaffinity(f->tid, sizeof(own), &own) < 0)
 		return -1;
 	cpu = claim_for(f, cpu, &own);
 	if (cpu < 0)
@@ -418,13 +453,19 @@ static int pin_tracee(struct cpu_follow *f, int cpu)
 		unclaim_cpu(f->claims, cpu);
 		return -1;
 	}
-	if (!p) {
-		p = &f->pins[f->next_pin];
-		f->next_pin = (f->next_pin + 1) % FOLLOW_PINS;
-	}
-	*p = (struct tracee_pin){ .tid = f->tid, .cpu = cpu, .on = true };
+	*p = (struct tracee_pin){
+		.tid = f->tid, .tgid = f->tgid, .cpu = cpu, .state = PIN_ON
+	};
 	p->own = own;
 	return cpu;
+}
+
+static bool has_mask(pid_t tid, const cpu_set_t *mask)
+{
+	cpu_set_t now;
+
+	return sched_getaffinity(tid, sizeof(now), &now) == 0 &&
+	       CPU_EQUAL(&now, mask);
 }
 
 /*
@@ -436,17 +477,30 @@ static void unpin_tracee(struct cpu_follow *f)
 {
 	for (int i = 0; i < FOLLOW_PINS; i++) {
 		struct tracee_pin *p = &f->pins[i];
-		cpu_set_t now, one;
+		cpu_set_t one;
 
-		if (!p->on)
+		if (p->state != PIN_ON)
 			continue;
 		one_cpu(&one, p->cpu);
-		if (sched_getaffinity(p->tid, sizeof(now), &now) == 0 &&
-		    CPU_EQUAL(&now, &one))
+		if (has_mask(p->tid, &one))
 			sched_setaffinity(p->tid, sizeof(p->own), &p->own);
-		p->on = false;
+		p->state = PIN_PENDING;
 		unclaim_cpu(f->claims, p->cpu);
 	}
+}
+
+/* tid stops, not at a fork or clone event: no child of its last pin can
+ * still wait for one. */
+static void settle_pin(struct cpu_follow *f, pid_t tid, int event)
+{
+	struct tracee_pin *p;
+
+	if (f->how != FOLLOW_PIN_TRACEE || event == PTRACE_EVENT_FORK ||
+	    event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE)
+		return;
+	p = pin_of(f, tid);
+	if (p && p->state == PIN_PENDING)
+		p->state = PIN_FREE;
 }
 
 static void enter(struct cpu_follow *f, int64_t now)
@@ -459,7 +513,8 @@ static void enter(struct cpu_follow *f, int64_t now)
 	if (f->how == FOLLOW_PIN_TRACEE) {
 		cpu = pin_tracee(f, cpu);
 		if (cpu < 0) {
-			/* Not this one (a setuid program), or no CPU free. */
+			/* Not this one (a setuid program), no CPU free, or
+			 * every record still needed. */
 			f->holdoff_until_us = now + FOLLOW_HOLDOFF_MIN_US;
 			return;
 		}
@@ -479,39 +534,53 @@ static void enter(struct cpu_follow *f, int64_t now)
 	f->active_since_us = now;
 	f->phases++;
 	pthread_mutex_lock(&f->lock);
-	atomic_store(&f->watched, true);
+	atomic_store(&f->phase, PHASE_WATCHED);
 	pthread_cond_signal(&f->wake);
 	pthread_mutex_unlock(&f->lock);
 }
 
-static void leave(struct cpu_follow *f, int64_t now)
+/* A phase the watchdog ended starved holds off the next ones. */
+static void count_starved(struct cpu_follow *f, int64_t now)
 {
-	if (atomic_exchange(&f->watched, false))
-		restore(f);
-	unpin_tracee(f);
-	f->active = false;
-	if (now - f->active_since_us >= FOLLOW_GOOD_PHASE_US)
-		f->holdoff_us = 0;
-}
-
-/* The watchdog ended the phase (and already restored the tracer). */
-static void note_demotion(struct cpu_follow *f, int64_t now)
-{
-	enum demotion why = atomic_exchange(&f->demoted, NOT_DEMOTED);
-
-	if (why == NOT_DEMOTED)
-		return;
-	unpin_tracee(f);
-	f->active = false;
-	f->run = 0;
-	if (why != DEMOTED_STARVED)
-		return;
 	f->starved++;
 	f->holdoff_us = f->holdoff_us ? f->holdoff_us * 2 :
 					FOLLOW_HOLDOFF_MIN_US;
 	if (f->holdoff_us > FOLLOW_HOLDOFF_MAX_US)
 		f->holdoff_us = FOLLOW_HOLDOFF_MAX_US;
 	f->holdoff_until_us = now + f->holdoff_us;
+}
+
+/* The tracer ends the phase, or takes the end the watchdog made. */
+static void end_phase(struct cpu_follow *f, int state, int64_t now)
+{
+	unpin_tracee(f);
+	f->active = false;
+	if (state == PHASE_STARVED)
+		count_starved(f, now);
+	else if (now - f->active_since_us >= FOLLOW_GOOD_PHASE_US)
+		f->holdoff_us = 0;
+}
+
+static void leave(struct cpu_follow *f, int64_t now)
+{
+	int state = atomic_exchange(&f->phase, PHASE_OFF);
+
+	/* Otherwise the watchdog has put the tracer back. */
+	if (state == PHASE_WATCHED)
+		restore(f);
+	end_phase(f, state, now);
+}
+
+/* The watchdog ended the phase (and put the tracer back). */
+static void note_demotion(struct cpu_follow *f, int64_t now)
+{
+	int state = atomic_load(&f->phase);
+
+	if ((state != PHASE_QUIET && state != PHASE_STARVED) ||
+	    !atomic_compare_exchange_strong(&f->phase, &state, PHASE_OFF))
+		return;
+	f->run = 0;
+	end_phase(f, state, now);
 }
 
 /*
@@ -523,9 +592,9 @@ static void note_demotion(struct cpu_follow *f, int64_t now)
  */
 static void repin(struct cpu_follow *f, int cpu)
 {
-	if (!atomic_load(&f->watched) || pin_to(0, cpu) < 0)
+	if (!watched(f) || pin_to(0, cpu) < 0)
 		return;
-	if (!atomic_load(&f->watched)) {
+	if (!watched(f)) {
 		restore(f);
 		return;
 	}
@@ -554,7 +623,13 @@ static void recheck_cpu(struct cpu_follow *f, int64_t now)
 	read_tracee_cpu(f, now);
 }
 
-void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop)
+static bool is_creation(int event)
+{
+	return event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+	       event == PTRACE_EVENT_CLONE;
+}
+
+void follow_stop(struct cpu_follow *f, pid_t tid, pid_t tgid, int event)
 {
 	int64_t now;
 
@@ -563,6 +638,7 @@ void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop)
 	atomic_fetch_add_explicit(&f->progress, 1, memory_order_relaxed);
 	now = now_monotonic_us();
 	note_demotion(f, now);
+	settle_pin(f, tid, event);
 	if (f->active) {
 		if (tid == f->tid) {
 			f->last_stop_us = now;
@@ -575,6 +651,7 @@ void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop)
 		f->run++;
 	} else {
 		f->tid = tid;
+		f->tgid = tgid;
 		f->run = 1;
 	}
 	f->last_stop_us = now;
@@ -583,9 +660,12 @@ void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop)
 	 * millisecond at --level files: the phase need not wait for 8 of
 	 * them to cross CPUs first.
 	 */
-	if (exec_stop)
+	if (event == PTRACE_EVENT_EXEC)
 		f->run = FOLLOW_RUN_MIN;
-	if (f->run >= FOLLOW_RUN_MIN && now >= f->holdoff_until_us)
+	/* Not at a fork event: a pin's record would not say whether the
+	 * child was made under this pin or the one before. */
+	if (f->run >= FOLLOW_RUN_MIN && now >= f->holdoff_until_us &&
+	    !is_creation(event))
 		enter(f, now);
 }
 
@@ -597,7 +677,8 @@ void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop)
  * it, and an idle CPU pulls the tracee away within milliseconds.  Every
  * stop after that would cross CPUs until the next periodic re-read.  A
  * phase the watchdog ended is over here too: the tracer, now at
- * SCHED_OTHER, must not poll beside its tracee (tracer.c's wait_next).
+ * SCHED_OTHER, must not poll beside its tracee (tracer.c's wait_next); a
+ * pinned tracee is put back.
  */
 void follow_missed(struct cpu_follow *f)
 {
@@ -612,43 +693,72 @@ void follow_missed(struct cpu_follow *f)
 		read_tracee_cpu(f, now);
 }
 
+/*
+ * A child made while its creator was pinned has the pin: its creator's
+ * own mask back, before it runs (a new process waits for this event, and
+ * so does a new thread: follow_holds_threads_of).
+ */
 void follow_created(struct cpu_follow *f, pid_t creator, pid_t child)
 {
 	struct tracee_pin *p = pin_of(f, creator);
-	cpu_set_t mask, one;
+	cpu_set_t one;
 
 	if (f->how != FOLLOW_PIN_TRACEE || !p)
 		return;
 	one_cpu(&one, p->cpu);
-	if (sched_getaffinity(child, sizeof(mask), &mask) == 0 &&
-	    CPU_EQUAL(&mask, &one))
+	if (has_mask(child, &one))
 		sched_setaffinity(child, sizeof(p->own), &p->own);
+	if (p->state == PIN_PENDING)
+		p->state = PIN_FREE;
+}
+
+bool follow_holds_threads_of(const struct cpu_follow *f, pid_t tgid)
+{
+	if (f->how != FOLLOW_PIN_TRACEE)
+		return false;
+	for (int i = 0; i < FOLLOW_PINS; i++)
+		if (f->pins[i].state != PIN_FREE && f->pins[i].tgid == tgid)
+			return true;
+	return false;
 }
 
 /*
- * Its mask is the tracee's own from here: no child of a pin to fix.  (Its
- * last fork event has come: it stops there before its call returns.)
+ * Target's mask is its own from here.  The caller's record goes: it is at
+ * a syscall's entry, so no child of its pin waits for an event (it stops
+ * at that event before its fork returns).  Another target may be in the
+ * middle of a fork: its record stays until its next stop.
  */
 void follow_affinity_call(struct cpu_follow *f, pid_t caller, pid_t target)
 {
-	follow_forget(f, target ? target : caller, false);
+	struct tracee_pin *p;
+
+	if (!target)
+		target = caller;
+	p = f->how == FOLLOW_PIN_TRACEE ? pin_of(f, target) : NULL;
+	if (!p)
+		return;
+	if (p->state == PIN_ON)
+		leave(f, now_monotonic_us());
+	if (target == caller)
+		p->state = PIN_FREE;
 }
 
 void follow_forget(struct cpu_follow *f, pid_t tid, bool gone)
 {
-	struct tracee_pin *p = pin_of(f, tid);
+	struct tracee_pin *p = f->how == FOLLOW_PIN_TRACEE ? pin_of(f, tid) :
+							     NULL;
 
-	if (f->how != FOLLOW_PIN_TRACEE || !tid || !p)
+	if (!p)
 		return;
-	if (p->on) {
+	if (p->state == PIN_ON) {
 		/* A tid reaped may name another process already. */
 		if (gone) {
-			p->on = false;
+			p->state = PIN_FREE;
 			unclaim_cpu(f->claims, p->cpu);
 		}
 		leave(f, now_monotonic_us());
 	}
-	p->tid = 0;
+	p->state = PIN_FREE;
 }
 
 /* The leader's task is gone (a pin of it with it); the thread that
@@ -675,7 +785,7 @@ void follow_release(struct cpu_follow *f)
 	if (f->thread_started) {
 		pthread_mutex_lock(&f->lock);
 		f->quit = true;
-		atomic_store(&f->watched, false);
+		atomic_store(&f->phase, PHASE_OFF);
 		pthread_cond_signal(&f->wake);
 		pthread_mutex_unlock(&f->lock);
 		pthread_join(f->watchdog, NULL);

@@ -26,7 +26,8 @@
  * tracee makes meanwhile gets the tracee's own mask back at its creator's
  * event (it has not run yet), the tracee's own sched_getaffinity and
  * sched_setaffinity end the phase at their entry (the filter stops
- * them), and the tracee is put back before it is detached.  Tracer
+ * them), as does a change of its uid (after which the tracer may not put
+ * it back), and the tracee is put back before it is detached.  Tracer
  * threads pinning this way claim their CPU, so that two tracees are never
  * pinned to one CPU.  Only the tracer thread changes its tracee's mask:
  * its tid cannot name another process until that thread has reaped it.
@@ -46,19 +47,23 @@ struct cpu_claims {
 	atomic_ulong bits[CPU_SETSIZE / (8 * sizeof(unsigned long))];
 };
 
-/*
- * A tracee pinned for a phase.  Kept after the phase: a child it made
- * while pinned is fixed at its creator's event, which may come after
- * another tracee's phase has begun.
- */
+enum pin_state {
+	PIN_FREE,
+	PIN_ON, /* its mask is the pin */
+	/* put back; a child it made while pinned may still wait for its
+	 * event (until its next stop that is not a fork or clone event) */
+	PIN_PENDING,
+};
+
+/* A tracee pinned for a phase, and a thread or child it made meanwhile. */
 struct tracee_pin {
-	pid_t tid; /* 0: none */
+	pid_t tid, tgid;
 	int cpu;
-	bool on; /* its mask is the pin now */
+	enum pin_state state;
 	cpu_set_t own; /* its mask before the pin */
 };
 
-#define FOLLOW_PINS 4
+#define FOLLOW_PINS 8
 
 enum follow_how {
 	FOLLOW_OFF, /* not enabled, or not allowed here */
@@ -76,7 +81,7 @@ struct cpu_follow {
 	pid_t stat_tid;
 	pid_t self_tid;
 	cpu_set_t allowed; /* the tracer's own mask, restored on leaving */
-	pid_t tid; /* the tracee of the current run of stops */
+	pid_t tid, tgid; /* the tracee of the current run of stops */
 	unsigned run; /* quick consecutive stops from tid */
 	unsigned since_check; /* stops since tid's CPU was last read */
 	int cpu;
@@ -84,15 +89,16 @@ struct cpu_follow {
 	int64_t active_since_us, checked_us;
 	int64_t holdoff_until_us, holdoff_us;
 	unsigned long phases, starved, moves;
-	/* FOLLOW_PIN_TRACEE: the recent pins, and the CPUs claimed. */
+	/* FOLLOW_PIN_TRACEE: the pins, and the CPUs claimed. */
 	struct tracee_pin pins[FOLLOW_PINS];
-	unsigned next_pin;
 	struct cpu_claims *claims;
 
 	/* shared with the watchdog thread */
 	atomic_ulong progress;
-	atomic_bool watched; /* a follow phase is on */
-	atomic_int demoted; /* enum demotion: the watchdog ended it */
+	/* enum phase_state: on and watched, or ended by the watchdog; one
+	 * atomic, so that the tracer's end of a phase and the watchdog's
+	 * cannot both count, nor one leak into the next phase */
+	atomic_int phase;
 	pthread_t watchdog;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -104,22 +110,27 @@ void follow_init(struct cpu_follow *f, int procfd, bool enabled,
 		 struct cpu_claims *claims);
 /* "off", "sched_idle" or "pin_tracee", for summary.json. */
 const char *follow_how_name(enum follow_how how);
-/* Called at every stop of tid, before it is resumed; exec_stop: its
- * PTRACE_EVENT_EXEC stop. */
-void follow_stop(struct cpu_follow *f, pid_t tid, bool exec_stop);
+/* Called at every stop of tid (of process tgid), before it is resumed;
+ * event: the stop's PTRACE_EVENT_*, or 0. */
+void follow_stop(struct cpu_follow *f, pid_t tid, pid_t tgid, int event);
 /* A wait found no stop pending: the tracee may have moved. */
 void follow_missed(struct cpu_follow *f);
 /*
  * FOLLOW_PIN_TRACEE, at these events of a tracee, in its tracer thread:
  * creator made child (fork, vfork or clone event); caller is at the entry
- * of sched_getaffinity or sched_setaffinity on target (0: itself); tid is
- * gone (reaped: gone true) or about to be detached (false); a thread's
- * exec gave it the leader's tid.
+ * of sched_getaffinity or sched_setaffinity on target (0: itself), or of a
+ * call that changes its uid (the tracer may lose the right to put its mask
+ * back); tid is gone (reaped: gone true) or about to be detached or to
+ * exit (false); a thread's exec gave it the leader's tid (before its exec
+ * stop is counted by follow_stop).
  */
 void follow_created(struct cpu_follow *f, pid_t creator, pid_t child);
 void follow_affinity_call(struct cpu_follow *f, pid_t caller, pid_t target);
 void follow_forget(struct cpu_follow *f, pid_t tid, bool gone);
 void follow_renamed(struct cpu_follow *f, pid_t former, pid_t tid);
+/* A new thread of tgid must wait for its creator's clone event: a thread
+ * of tgid may be pinned, and the event is where its mask is put back. */
+bool follow_holds_threads_of(const struct cpu_follow *f, pid_t tgid);
 /* Back to the tracer's own CPUs and policy; stops the watchdog. */
 void follow_release(struct cpu_follow *f);
 

@@ -115,9 +115,11 @@ enum sc_id {
 	/* unshare(CLONE_FILES, CLONE_FS or CLONE_NEWNS): a descriptor table or
 	 * a cwd of the caller's own */
 	SC_UNSHARE,
-	/* sched_getaffinity and sched_setaffinity: a tracee pinned for CPU
-	 * following gets its own mask back first (cpufollow.h) */
+	/* sched_getaffinity and sched_setaffinity, and the calls that change
+	 * the caller's uid: a tracee pinned for CPU following gets its own
+	 * mask back first (cpufollow.h) */
 	SC_SCHED_AFFINITY,
+	SC_SETUID,
 	SC_COUNT,
 };
 

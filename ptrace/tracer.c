@@ -828,6 +828,29 @@ static void give_up_scope(struct tracer *tr, struct tracee *t)
 	tr->result->fd_filter_failures++;
 }
 
+/*
+ * The calls in the filter for CPU following alone: the tracee's own mask,
+ * not a pin of ours, is what it sees or changes, and it is put back
+ * before a new uid may take the tracer's right to (cpufollow.h).  True if
+ * handled (and resumed).
+ */
+static bool pin_matters(struct tracee *t, const struct ptrace_syscall_info *si)
+{
+	switch (si->seccomp.ret_data & SC_DATA_ID_MASK) {
+	case SC_SCHED_AFFINITY:
+		follow_affinity_call(&self->follow, t->tid,
+				     (pid_t)si->seccomp.args[0]);
+		break;
+	case SC_SETUID:
+		follow_affinity_call(&self->follow, t->tid, 0);
+		break;
+	default:
+		return false;
+	}
+	resume(t, 0);
+	return true;
+}
+
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
@@ -835,14 +858,9 @@ static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 
 	if (tr->io_on && tracee_syscall_info(t->tid, &si) &&
 	    si.op == PTRACE_SYSCALL_INFO_SECCOMP) {
-		if ((si.seccomp.ret_data & SC_DATA_ID_MASK) ==
-		    SC_SCHED_AFFINITY)
-			/* Its own mask, not a pin of ours, is what it sees
-			 * or changes (cpufollow.h). */
-			follow_affinity_call(&self->follow, t->tid,
-					     (pid_t)si.seccomp.args[0]);
-		else
-			next = iotrace_entry(&tr->io, t, &si);
+		if (pin_matters(t, &si))
+			return;
+		next = iotrace_entry(&tr->io, t, &si);
 	}
 	if (next == ENTRY_RESUME && tr->scoped && needs_scope_first(t)) {
 		if (!native_call(t))
@@ -1110,7 +1128,6 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		end_call(tr, t);
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0)
 			msg = (unsigned long)tid;
-		follow_renamed(&self->follow, (pid_t)msg, tid);
 		process_exec(&tr->table, t, (pid_t)msg);
 		release_orphaned(tr, t->proc->rec.pid, t->proc->rec.pid);
 		adopt_unseen_children(tr, t->proc);
@@ -1294,6 +1311,22 @@ static void unlock(struct tracer *tr)
 	pthread_mutex_unlock(&tr->lock);
 }
 
+static bool is_exec_stop(int status);
+
+/*
+ * An exec stop: a thread other than the leader that execed has the
+ * leader's tid from here, and a pin of its own with it (cpufollow.h).
+ * Before the stop counts for CPU following, which would take the tid for
+ * another tracee's and end the phase through the old one.
+ */
+static void rename_pin(pid_t tid)
+{
+	unsigned long former;
+
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &former) == 0)
+		follow_renamed(&self->follow, (pid_t)former, tid);
+}
+
 /* What other tracer threads asked of this one. */
 static void read_mail(struct tracer *tr)
 {
@@ -1308,6 +1341,8 @@ static void read_mail(struct tracer *tr)
 				resume(t, m.arg);
 			break;
 		case MAIL_STOP:
+			if (t && is_exec_stop(m.arg))
+				rename_pin(m.tid);
 			if (t)
 				handle_stop(tr, m.tid, m.arg);
 			break;
@@ -1366,6 +1401,10 @@ static struct tracee *new_tracee(struct tracer *tr, pid_t tid)
 	 * first used the process's). */
 	if (tr->io_on && tid != p->rec.pid &&
 	    (p->fds_split || iotrace_thread_may_part(t)))
+		t->unannounced = true;
+	/* So does one that may have been made with a pin (cpufollow.h). */
+	if (tid != p->rec.pid &&
+	    follow_holds_threads_of(&self->follow, p->rec.pid))
 		t->unannounced = true;
 	return t;
 }
@@ -1436,7 +1475,10 @@ static void dispatch(struct tracer *tr, pid_t tid, int status)
 		return;
 	}
 	t->last_stop_us = now_monotonic_us();
-	follow_stop(&self->follow, tid, is_exec_stop(status));
+	if (is_exec_stop(status))
+		rename_pin(tid);
+	follow_stop(&self->follow, tid, t->proc->rec.pid,
+		    (int)((unsigned)status >> 16));
 	handle_stop(tr, tid, status);
 }
 
@@ -1545,6 +1587,8 @@ static void *worker_main(void *arg)
 
 	self = w;
 	serve(w->tr);
+	/* By the thread itself: its watchdog and tid go with it. */
+	follow_release(&w->follow);
 	return NULL;
 }
 
@@ -1629,7 +1673,6 @@ static void stop_workers(struct tracer *tr, int started)
 {
 	for (int i = 1; i <= started; i++) {
 		pthread_join(tr->workers[i].thread, NULL);
-		follow_release(&tr->workers[i].follow);
 		mailbox_close(&tr->workers[i].box);
 		free(tr->workers[i].resumes);
 	}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IOWRAP
+from conftest import IOWRAP, helper
 
 READS = 20000
 BLOCK = 1024
@@ -67,8 +67,9 @@ def test_follows_a_syscall_heavy_tracee(iowrap, data):
     assert reads_of(trace, data) == (READS, READS * BLOCK)
     phases = follow(trace)
     if MULTI_CPU:
-        assert phases["how"] == ("sched_idle" if os.geteuid() == 0
-                                 else "pin_tracee")
+        # sched_idle where the kernel lets the tracer back (root with
+        # CAP_SYS_NICE), pin_tracee where it does not.
+        assert phases["how"] in ("sched_idle", "pin_tracee")
         assert phases["phases"] >= 1
     else:
         assert phases == NEVER
@@ -91,7 +92,6 @@ def test_exec_starts_a_phase(iowrap):
     """A new program's loader stops next: the exec stop starts a phase at
     once.  A static program that exits at once (fdops without arguments,
     status 2) stops 4 times in all, short of a run of 8."""
-    from conftest import helper
     trace = iowrap("-l", "files", "--", helper("fdops-musl"), check=2)
     assert trace.summary["tracing"]["syscall_stops"] == 2
     # Under load the watchdog may end it, or the tracee move: one phase.
@@ -205,9 +205,10 @@ def test_unprivileged_tracer_pins_the_tracee(nobody_dir):
 
 # Each step reads in a storm (a phase pins the process), then looks at
 # its CPU mask: itself, a child and a thread made while pinned, and its
-# own change of it.
+# own change of it to the CPU it is pinned to, which the end of a phase
+# (the watchdog's, after a quiet spell) must not undo.
 PINNED_TASK = """
-import os, sys, threading
+import os, sys, threading, time
 fd = os.open(sys.argv[1], os.O_RDONLY)
 def storm():
     for i in range(2000):
@@ -229,9 +230,15 @@ t.start()
 t.join()
 print("thread", seen[0])
 storm()
-os.sched_setaffinity(0, {int(sys.argv[2])})
+cpu = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[36])
+os.sched_setaffinity(0, {cpu})
 storm()
-print("set", sorted(os.sched_getaffinity(0)))
+until = time.monotonic() + 0.3
+while time.monotonic() < until:
+    pass
+for line in open("/proc/self/status"):
+    if line.startswith("Cpus_allowed_list:"):
+        print("set", line.split()[1] == str(cpu))
 """
 
 
@@ -249,17 +256,20 @@ def test_a_pinned_tracee_sees_its_own_mask(nobody_dir):
     made while pinned gets the tracee's own mask at its creator's event,
     and the tracee's own sched_setaffinity is not undone when the phase
     ends.  Without the filter's stop at sched_getaffinity it saw one CPU,
-    and without the fix at the creator's event so did the child."""
+    without the fix at the creator's event so did the child, and without
+    the stop at sched_setaffinity the end of the phase put back the mask
+    from before the call."""
     cpus = sorted(os.sched_getaffinity(0))
     script = nobody_dir / "pinned.py"
     script.write_text(PINNED_TASK)
     script.chmod(0o644)
     out, summary = as_nobody(nobody_dir, [
         "--level", "full", "--", "python3", str(script),
-        str(nobody_dir / "data.bin"), str(cpus[-1])])
+        str(nobody_dir / "data.bin")])
     assert out.splitlines() == [f"self {cpus}", f"child {cpus}",
-                                f"thread {cpus}", f"set {cpus[-1:]}"]
-    assert pinned_phases(summary) >= 5
+                                f"thread {cpus}", "set True"]
+    # Under load the watchdog may end phases and hold off the next ones.
+    assert pinned_phases(summary) >= 1
 
 
 QUIET_TASK = """
@@ -294,5 +304,72 @@ def test_a_quiet_pinned_tracee_is_put_back(nobody_dir):
     finally:
         assert p.wait(timeout=60) == 0
     assert mask == allowed_list()
+    summary = json.loads((nobody_dir / "t" / "summary.json").read_text())
+    assert pinned_phases(summary) >= 1
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+def test_a_thread_made_while_pinned_sees_its_own_mask(nobody_dir):
+    """A C thread made right after its creator's storm asks for its mask
+    at once: new threads of a process with a pin wait at their first stop
+    for the creator's clone event, where their mask is put back.  A thread
+    let go at its first stop could see the pin if its sched_getaffinity
+    ran before the tracer came to the creator's event; that took a rare
+    order of events on the shared CPU, and this test passed on the build
+    without the wait (20 runs): it guards the result, not the race."""
+    out, summary = as_nobody(nobody_dir, [
+        "--level", "full", "--", helper("affinity"), "thread",
+        str(nobody_dir / "data.bin")])
+    assert out == f"thread {len(os.sched_getaffinity(0))}\n"
+    assert pinned_phases(summary) >= 1
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_exec_by_a_pinned_thread_leaves_no_pin(nobody_dir, threads):
+    """A second thread reads in a storm (pinned), then execs nproc: the
+    exec gives it the leader's tid, and its pin goes with it, so nproc
+    counts the task's CPUs.  Before, the exec stop took the tid for a new
+    tracee's, and the pin was left on for good: nproc said 1 (every run
+    with one tracer thread; with two, when the exec stop reached the
+    thread that pinned it through its own wait)."""
+    out, summary = as_nobody(nobody_dir, [
+        "--level", "full", "--tracer-threads", threads, "--",
+        helper("affinity"), "exec", str(nobody_dir / "data.bin"),
+        "/usr/bin/nproc"])
+    assert out == f"{len(os.sched_getaffinity(0))}\n"
+    assert pinned_phases(summary) >= 1
+
+
+SETUID_TASK = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for i in range(2000):
+    os.pread(fd, 1024, 0)
+os.setuid(65534)
+for i in range(2000):
+    os.pread(fd, 1024, 0)
+until = time.monotonic() + 0.3
+while time.monotonic() < until:
+    pass
+for line in open("/proc/self/status"):
+    if line.startswith("Cpus_allowed_list:"):
+        print(line.split()[1])
+"""
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+def test_a_pinned_tracee_that_changes_uid_is_put_back(nobody_dir):
+    """Root without CAP_SYS_NICE (a container's default) follows by pinning
+    too.  A pinned tracee that becomes nobody (gosu, su-exec) is put back
+    at the entry of its setuid: after it the tracer may no longer change
+    its mask (EPERM), and it stayed on one CPU."""
+    p = subprocess.run(
+        ["setpriv", "--inh-caps=-sys_nice", "--bounding-set=-sys_nice",
+         str(IOWRAP), "-o", str(nobody_dir / "t"), "--level", "full", "--",
+         "python3", "-c", SETUID_TASK, str(nobody_dir / "data.bin")],
+        capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == allowed_list() + "\n"
     summary = json.loads((nobody_dir / "t" / "summary.json").read_text())
     assert pinned_phases(summary) >= 1
