@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -185,7 +186,10 @@ static void demote(struct cpu_follow *f, enum phase_state why)
 
 	if (!atomic_compare_exchange_strong(&f->phase, &state, why))
 		return; /* the tracer ended it meanwhile */
-	restore(f);
+	/* A tracer at normal priority puts itself back when it takes the
+	 * end: a restore from here could come after its next pin. */
+	if (f->how == FOLLOW_IDLE_TRACER)
+		restore(f);
 	while (f->how == FOLLOW_PIN_TRACEE && demoted(f)) {
 		syscall(SYS_tgkill, getpid(), f->self_tid, FOLLOW_WAKE_SIGNAL);
 		if (!doze(f, FOLLOW_WATCHDOG_US))
@@ -358,6 +362,8 @@ void follow_init(struct cpu_follow *f, int procfd, bool enabled,
 	f->stat_fd = -1;
 	f->self_tid = gettid();
 	f->claims = claims;
+	pidmap_init(&f->pins);
+	pidmap_init(&f->pinned_tgids);
 	pthread_mutex_init(&f->lock, NULL);
 	init_monotonic_cond(&f->wake);
 	atomic_init(&f->progress, 0);
@@ -414,21 +420,26 @@ static int claim_for(struct cpu_follow *f, int cpu, const cpu_set_t *own)
 
 static struct tracee_pin *pin_of(struct cpu_follow *f, pid_t tid)
 {
-	for (int i = 0; i < FOLLOW_PINS; i++)
-		if (f->pins[i].state != PIN_FREE && f->pins[i].tid == tid)
-			return &f->pins[i];
-	return NULL;
+	return f->how == FOLLOW_PIN_TRACEE ? pidmap_get(&f->pins, tid) : NULL;
 }
 
-/* Its own record, or a free one; NULL: every record is still needed. */
-static struct tracee_pin *pin_record(struct cpu_follow *f, pid_t tid)
+static void count_tgid(struct cpu_follow *f, pid_t tgid, int by)
 {
-	struct tracee_pin *p = pin_of(f, tid);
+	uintptr_t n = (uintptr_t)pidmap_get(&f->pinned_tgids, tgid) + by;
 
-	for (int i = 0; !p && i < FOLLOW_PINS; i++)
-		if (f->pins[i].state == PIN_FREE)
-			p = &f->pins[i];
-	return p;
+	if (n)
+		pidmap_put(&f->pinned_tgids, tgid, (void *)n);
+	else
+		pidmap_remove(&f->pinned_tgids, tgid);
+}
+
+static void free_pin(struct cpu_follow *f, struct tracee_pin *p)
+{
+	if (p == f->pin_on)
+		f->pin_on = NULL;
+	pidmap_remove(&f->pins, p->tid);
+	count_tgid(f, p->tgid, -1);
+	free(p);
 }
 
 static void one_cpu(cpu_set_t *set, int cpu)
@@ -440,10 +451,10 @@ static void one_cpu(cpu_set_t *set, int cpu)
 /* Pins the phase's tracee to its CPU or a free one: that CPU, or -1. */
 static int pin_tracee(struct cpu_follow *f, int cpu)
 {
-	struct tracee_pin *p = pin_record(f, f->tid);
+	struct tracee_pin *p;
 	cpu_set_t own, one;
 
-	if (!p || sched_getaffinity(f->tid, sizeof(own), &own) < 0)
+	if (sched_getaffinity(f->tid, sizeof(own), &own) < 0)
 		return -1;
 	cpu = claim_for(f, cpu, &own);
 	if (cpu < 0)
@@ -453,10 +464,17 @@ static int pin_tracee(struct cpu_follow *f, int cpu)
 		unclaim_cpu(f->claims, cpu);
 		return -1;
 	}
+	p = pin_of(f, f->tid);
+	if (p)
+		free_pin(f, p);
+	p = xmalloc(sizeof(*p));
 	*p = (struct tracee_pin){
-		.tid = f->tid, .tgid = f->tgid, .cpu = cpu, .state = PIN_ON
+		.tid = f->tid, .tgid = f->tgid, .cpu = cpu, .on = true
 	};
 	p->own = own;
+	pidmap_put(&f->pins, p->tid, p);
+	count_tgid(f, p->tgid, 1);
+	f->pin_on = p;
 	return cpu;
 }
 
@@ -469,38 +487,66 @@ static bool has_mask(pid_t tid, const cpu_set_t *mask)
 }
 
 /*
+ * Whether a child made under the pin may still wait for p's fork or clone
+ * event: not if p sleeps (a parent in wait4, a read) and so is in no
+ * clone (whose sleeps are uninterruptible; vfork's wait for its child
+ * comes after its event), nor if it is stopped at a stop already seen.
+ */
+static bool may_be_forking(struct cpu_follow *f, struct tracee_pin *p)
+{
+	struct proc_stat st;
+
+	return read_tracee_stat(f, p->tid, &st) < 0 || st.state != 'S';
+}
+
+/*
  * The pinned tracee gets its own mask back (in the tracer thread only),
  * unless another process set it meanwhile (taskset -p, or a process of the
- * task whose sched_setaffinity another tracer thread let through).
+ * task whose sched_setaffinity another tracer thread let through).  Its
+ * record stays while a child of the pin may wait for its event, or if its
+ * tid is gone (an exec by a thread other than the leader swapped it for
+ * the leader's: follow_renamed puts it back under the new one).
  */
 static void unpin_tracee(struct cpu_follow *f)
 {
-	for (int i = 0; i < FOLLOW_PINS; i++) {
-		struct tracee_pin *p = &f->pins[i];
-		cpu_set_t one;
+	struct tracee_pin *p = f->pin_on;
+	cpu_set_t one;
 
-		if (p->state != PIN_ON)
-			continue;
-		one_cpu(&one, p->cpu);
-		if (has_mask(p->tid, &one))
-			sched_setaffinity(p->tid, sizeof(p->own), &p->own);
-		p->state = PIN_PENDING;
-		unclaim_cpu(f->claims, p->cpu);
-	}
+	if (!p)
+		return;
+	f->pin_on = NULL;
+	p->on = false;
+	unclaim_cpu(f->claims, p->cpu);
+	one_cpu(&one, p->cpu);
+	if (has_mask(p->tid, &one))
+		sched_setaffinity(p->tid, sizeof(p->own), &p->own);
+	else if (errno == ESRCH)
+		return;
+	if (!may_be_forking(f, p))
+		free_pin(f, p);
 }
 
 /* tid stops, not at a fork or clone event: no child of its last pin can
  * still wait for one. */
 static void settle_pin(struct cpu_follow *f, pid_t tid, int event)
 {
-	struct tracee_pin *p;
+	struct tracee_pin *p = pin_of(f, tid);
 
-	if (f->how != FOLLOW_PIN_TRACEE || event == PTRACE_EVENT_FORK ||
-	    event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE)
-		return;
-	p = pin_of(f, tid);
-	if (p && p->state == PIN_PENDING)
-		p->state = PIN_FREE;
+	if (p && !p->on && event != PTRACE_EVENT_FORK &&
+	    event != PTRACE_EVENT_VFORK && event != PTRACE_EVENT_CLONE)
+		free_pin(f, p);
+}
+
+/* Following is off for good: no record is of use any more. */
+static void drop_pins(struct cpu_follow *f)
+{
+	while (f->pins.count > 0) {
+		size_t i = 0;
+
+		while (!f->pins.slot[i].key)
+			i++;
+		free_pin(f, f->pins.slot[i].value);
+	}
 }
 
 static void enter(struct cpu_follow *f, int64_t now)
@@ -524,6 +570,7 @@ static void enter(struct cpu_follow *f, int64_t now)
 		/* Not allowed here (a seccomp profile, say): never again. */
 		unpin_tracee(f);
 		restore(f);
+		drop_pins(f);
 		f->enabled = false;
 		return;
 	}
@@ -565,8 +612,8 @@ static void leave(struct cpu_follow *f, int64_t now)
 {
 	int state = atomic_exchange(&f->phase, PHASE_OFF);
 
-	/* Otherwise the watchdog has put the tracer back. */
-	if (state == PHASE_WATCHED)
+	/* Otherwise the watchdog has put a SCHED_IDLE tracer back. */
+	if (state == PHASE_WATCHED || f->how == FOLLOW_PIN_TRACEE)
 		restore(f);
 	end_phase(f, state, now);
 }
@@ -579,6 +626,8 @@ static void note_demotion(struct cpu_follow *f, int64_t now)
 	if ((state != PHASE_QUIET && state != PHASE_STARVED) ||
 	    !atomic_compare_exchange_strong(&f->phase, &state, PHASE_OFF))
 		return;
+	if (f->how == FOLLOW_PIN_TRACEE)
+		restore(f);
 	f->run = 0;
 	end_phase(f, state, now);
 }
@@ -633,12 +682,12 @@ void follow_stop(struct cpu_follow *f, pid_t tid, pid_t tgid, int event)
 {
 	int64_t now;
 
+	settle_pin(f, tid, event);
 	if (!f->enabled)
 		return;
 	atomic_fetch_add_explicit(&f->progress, 1, memory_order_relaxed);
 	now = now_monotonic_us();
 	note_demotion(f, now);
-	settle_pin(f, tid, event);
 	if (f->active) {
 		if (tid == f->tid) {
 			f->last_stop_us = now;
@@ -703,23 +752,19 @@ void follow_created(struct cpu_follow *f, pid_t creator, pid_t child)
 	struct tracee_pin *p = pin_of(f, creator);
 	cpu_set_t one;
 
-	if (f->how != FOLLOW_PIN_TRACEE || !p)
+	if (!p)
 		return;
 	one_cpu(&one, p->cpu);
 	if (has_mask(child, &one))
 		sched_setaffinity(child, sizeof(p->own), &p->own);
-	if (p->state == PIN_PENDING)
-		p->state = PIN_FREE;
+	if (!p->on)
+		free_pin(f, p);
 }
 
 bool follow_holds_threads_of(const struct cpu_follow *f, pid_t tgid)
 {
-	if (f->how != FOLLOW_PIN_TRACEE)
-		return false;
-	for (int i = 0; i < FOLLOW_PINS; i++)
-		if (f->pins[i].state != PIN_FREE && f->pins[i].tgid == tgid)
-			return true;
-	return false;
+	return f->how == FOLLOW_PIN_TRACEE &&
+	       pidmap_get(&f->pinned_tgids, tgid) != NULL;
 }
 
 /*
@@ -734,54 +779,70 @@ void follow_affinity_call(struct cpu_follow *f, pid_t caller, pid_t target)
 
 	if (!target)
 		target = caller;
-	p = f->how == FOLLOW_PIN_TRACEE ? pin_of(f, target) : NULL;
+	p = pin_of(f, target);
 	if (!p)
 		return;
-	if (p->state == PIN_ON)
+	if (p->on)
 		leave(f, now_monotonic_us());
-	if (target == caller)
-		p->state = PIN_FREE;
+	p = pin_of(f, target); /* leave() may have freed it */
+	if (p && target == caller)
+		free_pin(f, p);
 }
 
 void follow_forget(struct cpu_follow *f, pid_t tid, bool gone)
 {
-	struct tracee_pin *p = f->how == FOLLOW_PIN_TRACEE ? pin_of(f, tid) :
-							     NULL;
+	struct tracee_pin *p = pin_of(f, tid);
 
 	if (!p)
 		return;
-	if (p->state == PIN_ON) {
+	if (p->on) {
 		/* A tid reaped may name another process already. */
 		if (gone) {
-			p->state = PIN_FREE;
+			f->pin_on = NULL;
+			p->on = false;
 			unclaim_cpu(f->claims, p->cpu);
 		}
 		leave(f, now_monotonic_us());
 	}
-	p->state = PIN_FREE;
+	p = pin_of(f, tid);
+	if (p)
+		free_pin(f, p);
 }
 
-/* The leader's task is gone (a pin of it with it); the thread that
- * execed, maybe pinned, has its tid. */
+/*
+ * The leader's task is gone (a pin of it with it); the thread that execed
+ * has its tid, and its pin.  If its phase ended while its old tid was
+ * gone already, it could not be put back then: now.  (It is stopped at
+ * its exec stop: it cannot have set that mask itself.)
+ */
 void follow_renamed(struct cpu_follow *f, pid_t former, pid_t tid)
 {
-	struct tracee_pin *p;
+	struct tracee_pin *p = pin_of(f, former);
+	cpu_set_t one;
 
-	if (f->how != FOLLOW_PIN_TRACEE || former == tid)
+	if (former == tid)
 		return;
 	follow_forget(f, tid, true);
-	p = pin_of(f, former);
-	if (p)
-		p->tid = tid;
 	if (f->tid == former)
 		f->tid = tid;
+	if (!p)
+		return;
+	pidmap_remove(&f->pins, former);
+	p->tid = tid;
+	pidmap_put(&f->pins, tid, p);
+	one_cpu(&one, p->cpu);
+	if (!p->on && has_mask(tid, &one))
+		sched_setaffinity(tid, sizeof(p->own), &p->own);
 }
 
 void follow_release(struct cpu_follow *f)
 {
-	close_stat_fd(f);
 	if (f->active)
 		leave(f, now_monotonic_us());
+	close_stat_fd(f);
+	drop_pins(f);
+	pidmap_release(&f->pins);
+	pidmap_release(&f->pinned_tgids);
 	if (f->thread_started) {
 		pthread_mutex_lock(&f->lock);
 		f->quit = true;

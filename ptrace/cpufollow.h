@@ -42,28 +42,25 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pidmap.h"
+
 /* The CPUs tracer threads have pinned a tracee to (shared by them). */
 struct cpu_claims {
 	atomic_ulong bits[CPU_SETSIZE / (8 * sizeof(unsigned long))];
 };
 
-enum pin_state {
-	PIN_FREE,
-	PIN_ON, /* its mask is the pin */
-	/* put back; a child it made while pinned may still wait for its
-	 * event (until its next stop that is not a fork or clone event) */
-	PIN_PENDING,
-};
-
-/* A tracee pinned for a phase, and a thread or child it made meanwhile. */
+/*
+ * A tracee pinned for a phase: on, or put back while it may still have a
+ * child made under the pin waiting for its fork or clone event (until its
+ * next stop that is not one), or with its tid gone before it could be put
+ * back (a thread's exec: follow_renamed).
+ */
 struct tracee_pin {
 	pid_t tid, tgid;
 	int cpu;
-	enum pin_state state;
+	bool on; /* its mask is the pin */
 	cpu_set_t own; /* its mask before the pin */
 };
-
-#define FOLLOW_PINS 8
 
 enum follow_how {
 	FOLLOW_OFF, /* not enabled, or not allowed here */
@@ -89,8 +86,10 @@ struct cpu_follow {
 	int64_t active_since_us, checked_us;
 	int64_t holdoff_until_us, holdoff_us;
 	unsigned long phases, starved, moves;
-	/* FOLLOW_PIN_TRACEE: the pins, and the CPUs claimed. */
-	struct tracee_pin pins[FOLLOW_PINS];
+	/* FOLLOW_PIN_TRACEE: the pins by tid (struct tracee_pin), how many
+	 * of each process (a count by tgid), the one on, the CPUs claimed. */
+	struct pidmap pins, pinned_tgids;
+	struct tracee_pin *pin_on;
 	struct cpu_claims *claims;
 
 	/* shared with the watchdog thread */

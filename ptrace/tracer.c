@@ -834,7 +834,8 @@ static void give_up_scope(struct tracer *tr, struct tracee *t)
  * before a new uid may take the tracer's right to (cpufollow.h).  True if
  * handled (and resumed).
  */
-static bool pin_matters(struct tracee *t, const struct ptrace_syscall_info *si)
+static bool pin_matters(struct tracer *tr, struct tracee *t,
+			const struct ptrace_syscall_info *si)
 {
 	switch (si->seccomp.ret_data & SC_DATA_ID_MASK) {
 	case SC_SCHED_AFFINITY:
@@ -847,6 +848,7 @@ static bool pin_matters(struct tracee *t, const struct ptrace_syscall_info *si)
 	default:
 		return false;
 	}
+	tr->io.syscall_stops++;
 	resume(t, 0);
 	return true;
 }
@@ -858,7 +860,7 @@ static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 
 	if (tr->io_on && tracee_syscall_info(t->tid, &si) &&
 	    si.op == PTRACE_SYSCALL_INFO_SECCOMP) {
-		if (pin_matters(t, &si))
+		if (pin_matters(tr, t, &si))
 			return;
 		next = iotrace_entry(&tr->io, t, &si);
 	}
@@ -1239,7 +1241,9 @@ static pid_t wait_next(struct spin *sp, struct cpu_follow *follow, int *status)
 		return tid;
 	}
 	follow_missed(follow);
-	if (sp->window_us <= 0 || sp->skip || !follow->active) {
+	/* Pinned beside its tracee, polling would keep it off its CPU. */
+	if (sp->window_us <= 0 || sp->skip || !follow->active ||
+	    follow->how == FOLLOW_PIN_TRACEE) {
 		if (sp->skip)
 			sp->skip--;
 		return waitpid(-1, status, __WALL | __WNOTHREAD);
@@ -1623,8 +1627,10 @@ static void *worker_start(void *arg)
 	a->err = err;
 	/* *a is the starting thread's, gone once it has its answer. */
 	sem_post(a->ready);
-	if (err)
+	if (err) {
+		follow_release(&w->follow);
 		return NULL;
+	}
 	return worker_main(w);
 }
 
