@@ -490,7 +490,9 @@ static bool has_mask(pid_t tid, const cpu_set_t *mask)
  * Whether a child made under the pin may still wait for p's fork or clone
  * event: not if p sleeps (a parent in wait4, a read) and so is in no
  * clone (whose sleeps are uninterruptible; vfork's wait for its child
- * comes after its event), nor if it is stopped at a stop already seen.
+ * comes after its event).  Not proof: a fault on the clone's own
+ * put_user (CLONE_PARENT_SETTID, CLONE_PIDFD) in a userfaultfd or FUSE
+ * page sleeps interruptibly after the child's mask is copied.
  */
 static bool may_be_forking(struct cpu_follow *f, struct tracee_pin *p)
 {
@@ -510,18 +512,20 @@ static bool may_be_forking(struct cpu_follow *f, struct tracee_pin *p)
 static void unpin_tracee(struct cpu_follow *f)
 {
 	struct tracee_pin *p = f->pin_on;
-	cpu_set_t one;
+	cpu_set_t now, one;
 
 	if (!p)
 		return;
 	f->pin_on = NULL;
 	p->on = false;
-	unclaim_cpu(f->claims, p->cpu);
 	one_cpu(&one, p->cpu);
-	if (has_mask(p->tid, &one))
+	if (sched_getaffinity(p->tid, sizeof(now), &now) < 0) {
+		unclaim_cpu(f->claims, p->cpu);
+		return; /* gone: kept for follow_renamed, or the reap */
+	}
+	if (CPU_EQUAL(&now, &one))
 		sched_setaffinity(p->tid, sizeof(p->own), &p->own);
-	else if (errno == ESRCH)
-		return;
+	unclaim_cpu(f->claims, p->cpu);
 	if (!may_be_forking(f, p))
 		free_pin(f, p);
 }
@@ -537,18 +541,6 @@ static void settle_pin(struct cpu_follow *f, pid_t tid, int event)
 		free_pin(f, p);
 }
 
-/* Following is off for good: no record is of use any more. */
-static void drop_pins(struct cpu_follow *f)
-{
-	while (f->pins.count > 0) {
-		size_t i = 0;
-
-		while (!f->pins.slot[i].key)
-			i++;
-		free_pin(f, f->pins.slot[i].value);
-	}
-}
-
 static void enter(struct cpu_follow *f, int64_t now)
 {
 	int cpu = tracee_cpu(f, f->tid);
@@ -559,8 +551,7 @@ static void enter(struct cpu_follow *f, int64_t now)
 	if (f->how == FOLLOW_PIN_TRACEE) {
 		cpu = pin_tracee(f, cpu);
 		if (cpu < 0) {
-			/* Not this one (a setuid program), no CPU free, or
-			 * every record still needed. */
+			/* Not this one (a setuid program), or no CPU free. */
 			f->holdoff_until_us = now + FOLLOW_HOLDOFF_MIN_US;
 			return;
 		}
@@ -570,7 +561,6 @@ static void enter(struct cpu_follow *f, int64_t now)
 		/* Not allowed here (a seccomp profile, say): never again. */
 		unpin_tracee(f);
 		restore(f);
-		drop_pins(f);
 		f->enabled = false;
 		return;
 	}
@@ -833,6 +823,18 @@ void follow_renamed(struct cpu_follow *f, pid_t former, pid_t tid)
 	one_cpu(&one, p->cpu);
 	if (!p->on && has_mask(tid, &one))
 		sched_setaffinity(tid, sizeof(p->own), &p->own);
+}
+
+/* The run is over: no record is of use any more. */
+static void drop_pins(struct cpu_follow *f)
+{
+	while (f->pins.count > 0) {
+		size_t i = 0;
+
+		while (!f->pins.slot[i].key)
+			i++;
+		free_pin(f, f->pins.slot[i].value);
+	}
 }
 
 void follow_release(struct cpu_follow *f)
