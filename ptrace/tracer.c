@@ -85,6 +85,7 @@ struct tracer {
 	atomic_int stolen_status;
 	atomic_bool stolen;
 	bool handoffs; /* new processes may change thread */
+	bool threads_missing; /* some tracer thread could not start */
 	uint64_t base_filters; /* the main process's, after its first exec */
 	const struct tracer_config *cfg;
 	struct tracer_result *result;
@@ -991,7 +992,7 @@ static void start_scope(struct tracer *tr, struct process *main)
 	tr->base_filters = known ? st.seccomp_filters : 0;
 	tr->handoffs =
 		tr->cfg->handover != HANDOVER_NEVER && tr->nworkers > 1 &&
-		tr->base_filters >= 1 &&
+		!tr->threads_missing && tr->base_filters >= 1 &&
 		(tr->base_filters == 1 || inherited_filters_allow_ppoll());
 	main->scope.fds = tr->cfg->inherited;
 	main->scope.all = tr->cfg->inherited.overflow;
@@ -1636,11 +1637,11 @@ static void *worker_start(void *arg)
 
 /*
  * Starts threads 1..n-1 (signals blocked: they go to the main thread);
- * returns how many tracer threads run, the main one counted.  A thread
- * whose doorbell could not be set up ends at once; with fewer than two,
- * no process changes thread.
+ * returns how many tracer threads run, the main one counted, and in
+ * *created how many threads were made (to be joined).  A thread whose
+ * doorbell could not be set up ends at once.
  */
-static int start_workers(struct tracer *tr, int procfd)
+static int start_workers(struct tracer *tr, int procfd, int *created)
 {
 	struct start_arg args[TRACER_MAX_THREADS];
 	sem_t ready;
@@ -1672,6 +1673,7 @@ static int start_workers(struct tracer *tr, int procfd)
 	sem_destroy(&ready);
 	for (int i = 1; i <= started; i++)
 		running += args[i].err == 0;
+	*created = started;
 	return running;
 }
 
@@ -1749,10 +1751,19 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 	lock(&tr);
 	tracee_get(&tr.table, main_pid, getpid());
 	unlock(&tr);
-	started = tr.nworkers - 1;
-	if (tr.nworkers > 1 && start_workers(&tr, procfd) < 2)
-		tr.nworkers = 1; /* none could start: they have ended */
-	result->threads = tr.nworkers;
+	started = 0;
+	if (tr.nworkers > 1)
+		result->threads = start_workers(&tr, procfd, &started);
+	if (result->threads < 2) {
+		/* None could start (a pids limit, say): they have ended.  Our
+		 * doorbell, a tracee, would keep our wait from ever ending. */
+		tr.nworkers = result->threads = 1;
+		mailbox_close(&tr.workers[0].box);
+	} else if (result->threads < tr.nworkers) {
+		/* A process handed to a thread that is not there would wait
+		 * for ever: none changes thread. */
+		tr.threads_missing = true;
+	}
 	serve(&tr);
 	if (tr.nworkers > 1) {
 		stop_workers(&tr, started);

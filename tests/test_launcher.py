@@ -388,6 +388,43 @@ def test_bad_tracer_threads_is_refused(tmp_path, value):
                         f"'{value}'; see iowrap --help\n")
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become nobody")
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_tracer_threads_that_cannot_start():
+    """Under a limit on processes (a container's or a job's pids limit,
+    here nobody's RLIMIT_NPROC) a tracer thread may not start.  The run
+    goes on with those that did, to the end.  Before, worker 0's doorbell
+    (a tracee) outlived the task when none had started, and iowrap waited
+    for it for ever; a thread never made would also have been joined."""
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    base.chmod(0o777)
+    try:
+        threads = tracer_threads_by_limit(base, range(2, 9))
+    finally:
+        shutil.rmtree(base)
+    # Some limit left room for the task and iowrap but not for a second
+    # tracer thread, and a higher one for both.
+    assert threads == {1, 2}
+
+
+def tracer_threads_by_limit(base, limits):
+    """tracer_threads of runs by nobody under each RLIMIT_NPROC, each of
+    which must run the task to its end, traced."""
+    threads = set()
+    for limit in limits:
+        trace = base / f"t{limit}"
+        p = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+             "prlimit", f"--nproc={limit}", str(IOWRAP), "-o", str(trace),
+             "--level", "full", "--", "/bin/echo", "hi"],
+            capture_output=True, text=True, timeout=60)
+        assert (p.returncode, p.stdout, p.stderr) == (0, "hi\n", ""), limit
+        t = json.loads((trace / "summary.json").read_text())["tracing"]
+        assert t["complete"] is True and t["problems"] == []
+        threads.add(t["tracer_threads"])
+    return threads
+
+
 @pytest.mark.parametrize("value", ["0", "50", "100000"])
 def test_spin_us_values_trace_the_same(iowrap, value):
     t = iowrap("--spin-us", value, "--level", "full", "sh", "-c",
