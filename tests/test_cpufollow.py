@@ -163,6 +163,10 @@ def pinned_phases(summary):
     """Phases of a complete trace whose tracer followed by pinning."""
     t = summary["tracing"]
     assert t["complete"] is True and t["problems"] == []
+    if t["cpu_follow"]["how"] == "sched_idle":
+        # An RLIMIT_NICE that lets this user back from SCHED_IDLE: it
+        # follows that way, and there was no pin to hide.
+        pytest.skip("the tracer followed at SCHED_IDLE, not by pinning")
     assert t["cpu_follow"]["how"] == "pin_tracee"
     return t["cpu_follow"]["phases"]
 
@@ -369,6 +373,8 @@ def test_a_pinned_tracee_that_changes_uid_is_put_back(nobody_dir):
          str(IOWRAP), "-o", str(nobody_dir / "t"), "--level", "full", "--",
          "python3", "-c", SETUID_TASK, str(nobody_dir / "data.bin")],
         capture_output=True, text=True, timeout=120)
+    if p.stderr.startswith("setpriv:"):
+        pytest.skip(f"cannot drop CAP_SYS_NICE here: {p.stderr.strip()}")
     assert p.returncode == 0, p.stderr
     assert p.stdout == allowed_list() + "\n"
     summary = json.loads((nobody_dir / "t" / "summary.json").read_text())
