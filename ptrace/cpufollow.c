@@ -442,25 +442,18 @@ static void free_pin(struct cpu_follow *f, struct tracee_pin *p)
 	free(p);
 }
 
-static void one_cpu(cpu_set_t *set, int cpu)
-{
-	CPU_ZERO(set);
-	CPU_SET(cpu, set);
-}
-
 /* Pins the phase's tracee to its CPU or a free one: that CPU, or -1. */
 static int pin_tracee(struct cpu_follow *f, int cpu)
 {
 	struct tracee_pin *p;
-	cpu_set_t own, one;
+	cpu_set_t own;
 
 	if (sched_getaffinity(f->tid, sizeof(own), &own) < 0)
 		return -1;
 	cpu = claim_for(f, cpu, &own);
 	if (cpu < 0)
 		return -1;
-	one_cpu(&one, cpu);
-	if (sched_setaffinity(f->tid, sizeof(one), &one) < 0) {
+	if (pin_to(f->tid, cpu) < 0) {
 		unclaim_cpu(f->claims, cpu);
 		return -1;
 	}
@@ -478,12 +471,21 @@ static int pin_tracee(struct cpu_follow *f, int cpu)
 	return cpu;
 }
 
-static bool has_mask(pid_t tid, const cpu_set_t *mask)
+/*
+ * tid (p's tracee, or a child of its pin) gets p's own mask back if its
+ * mask is still the pin: one someone else set meanwhile (taskset -p, or a
+ * process of the task whose sched_setaffinity another tracer thread let
+ * through) is theirs.  -1 if tid is gone.
+ */
+static int put_back(pid_t tid, const struct tracee_pin *p)
 {
 	cpu_set_t now;
 
-	return sched_getaffinity(tid, sizeof(now), &now) == 0 &&
-	       CPU_EQUAL(&now, mask);
+	if (sched_getaffinity(tid, sizeof(now), &now) < 0)
+		return -1;
+	if (CPU_COUNT(&now) == 1 && CPU_ISSET(p->cpu, &now))
+		sched_setaffinity(tid, sizeof(p->own), &p->own);
+	return 0;
 }
 
 /*
@@ -502,31 +504,24 @@ static bool may_be_forking(struct cpu_follow *f, struct tracee_pin *p)
 }
 
 /*
- * The pinned tracee gets its own mask back (in the tracer thread only),
- * unless another process set it meanwhile (taskset -p, or a process of the
- * task whose sched_setaffinity another tracer thread let through).  Its
- * record stays while a child of the pin may wait for its event, or if its
+ * The pinned tracee gets its own mask back (put_back; in the tracer thread
+ * only).  Its record stays while a child of the pin may wait for its event, or if its
  * tid is gone (an exec by a thread other than the leader swapped it for
  * the leader's: follow_renamed puts it back under the new one).
  */
 static void unpin_tracee(struct cpu_follow *f)
 {
 	struct tracee_pin *p = f->pin_on;
-	cpu_set_t now, one;
+	bool gone;
 
 	if (!p)
 		return;
 	f->pin_on = NULL;
 	p->on = false;
-	one_cpu(&one, p->cpu);
-	if (sched_getaffinity(p->tid, sizeof(now), &now) < 0) {
-		unclaim_cpu(f->claims, p->cpu);
-		return; /* gone: kept for follow_renamed, or the reap */
-	}
-	if (CPU_EQUAL(&now, &one))
-		sched_setaffinity(p->tid, sizeof(p->own), &p->own);
+	gone = put_back(p->tid, p) < 0;
 	unclaim_cpu(f->claims, p->cpu);
-	if (!may_be_forking(f, p))
+	/* A record whose tid is gone stays for follow_renamed or the reap. */
+	if (!gone && !may_be_forking(f, p))
 		free_pin(f, p);
 }
 
@@ -740,13 +735,10 @@ void follow_missed(struct cpu_follow *f)
 void follow_created(struct cpu_follow *f, pid_t creator, pid_t child)
 {
 	struct tracee_pin *p = pin_of(f, creator);
-	cpu_set_t one;
 
 	if (!p)
 		return;
-	one_cpu(&one, p->cpu);
-	if (has_mask(child, &one))
-		sched_setaffinity(child, sizeof(p->own), &p->own);
+	put_back(child, p);
 	if (!p->on)
 		free_pin(f, p);
 }
@@ -808,7 +800,6 @@ void follow_forget(struct cpu_follow *f, pid_t tid, bool gone)
 void follow_renamed(struct cpu_follow *f, pid_t former, pid_t tid)
 {
 	struct tracee_pin *p = pin_of(f, former);
-	cpu_set_t one;
 
 	if (former == tid)
 		return;
@@ -820,9 +811,8 @@ void follow_renamed(struct cpu_follow *f, pid_t former, pid_t tid)
 	pidmap_remove(&f->pins, former);
 	p->tid = tid;
 	pidmap_put(&f->pins, tid, p);
-	one_cpu(&one, p->cpu);
-	if (!p->on && has_mask(tid, &one))
-		sched_setaffinity(tid, sizeof(p->own), &p->own);
+	if (!p->on)
+		put_back(tid, p);
 }
 
 /* The run is over: no record is of use any more. */
