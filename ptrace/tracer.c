@@ -1328,7 +1328,9 @@ static void rename_pin(pid_t tid)
 {
 	unsigned long former;
 
-	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &former) == 0)
+	/* Only pins need it: no second event message per exec otherwise. */
+	if (self->follow.how == FOLLOW_PIN_TRACEE &&
+	    ptrace(PTRACE_GETEVENTMSG, tid, 0L, &former) == 0)
 		follow_renamed(&self->follow, (pid_t)former, tid);
 }
 
