@@ -227,26 +227,33 @@ const char *signal_name(int sig)
  * (fuse-overlayfs, squashfuse in a container) would wait for that
  * process, stopped for the tracer (a deadlock, tests/helpers/fusehello.c),
  * and NFS would cost a round trip.  Only the type and mode, device and
- * inode, link count, size and rdev are filled.  Where statx is missing
+ * inode, link count, size and rdev are filled, and birth_ns (if not
+ * NULL) with the birth time where the file system keeps one (0 else; 0
+ * too from fstatat).  Where statx is missing
  * (ENOSYS before Linux 4.11; EPERM under an old container profile),
  * fstatat if fall_back (where no such server can be asked).  The kernel
  * adds AT_NO_AUTOMOUNT to stat(2) and fstatat itself, not to statx: a
  * tracer's stat must not mount an automount point, or wait for its daemon.
  */
 int stat_cached(int dirfd, const char *path, int flags, bool fall_back,
-		struct stat *st)
+		struct stat *st, uint64_t *birth_ns)
 {
 	struct statx sx;
 
+	if (birth_ns)
+		*birth_ns = 0;
 	if (syscall(SYS_statx, dirfd, path,
 		    flags | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
 		    STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_INO |
-			    STATX_SIZE,
+			    STATX_SIZE | (birth_ns ? STATX_BTIME : 0),
 		    &sx) < 0) {
 		if (!fall_back || (errno != ENOSYS && errno != EPERM))
 			return -1;
 		return fstatat(dirfd, path, st, flags);
 	}
+	if (birth_ns && (sx.stx_mask & STATX_BTIME))
+		*birth_ns = (uint64_t)sx.stx_btime.tv_sec * 1000000000u +
+			    sx.stx_btime.tv_nsec;
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 	st->st_ino = sx.stx_ino;

@@ -47,9 +47,10 @@ int write_all(int fd, const void *data, size_t len);
 
 struct stat;
 /* fstatat(2) from what the kernel has cached: no file server is asked;
- * where the kernel cannot, fstatat itself if fall_back. */
+ * where the kernel cannot, fstatat itself if fall_back.  birth_ns (if not
+ * NULL): the file's birth time, 0 where it has none known. */
 int stat_cached(int dirfd, const char *path, int flags, bool fall_back,
-		struct stat *st);
+		struct stat *st, uint64_t *birth_ns);
 
 bool parse_u64(const char *s, uint64_t *out);
 

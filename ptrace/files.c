@@ -1,24 +1,75 @@
 // SPDX-License-Identifier: MIT
 #include "files.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "argv.h"
 #include "procfs.h"
+#include "strbuf.h"
 #include "util.h"
 
-static void read_mounts(struct file_table *ft);
+static uint32_t look_up_mount(struct file_table *ft, uint32_t view,
+			      uint64_t dev, pid_t tid);
 
-void file_table_init(struct file_table *ft, int procfd, pid_t pid)
+/* "self" for the tracer, else a tid: /proc's name for it. */
+static void proc_name(char *name, size_t size, pid_t tid)
+{
+	if (tid > 0)
+		snprintf(name, size, "%d", (int)tid);
+	else
+		snprintf(name, size, "self");
+}
+
+static void free_mounts(struct mount_entry *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(m[i].point);
+		free(m[i].fstype);
+	}
+	free(m);
+}
+
+/* Both followed: a statx of the namespace file and the root directory. */
+static int read_root_key(int procfd, pid_t tid, struct root_key *key)
+{
+	char name[16], link[48];
+	struct stat ns, root;
+
+	proc_name(name, sizeof(name), tid);
+	snprintf(link, sizeof(link), "%s/ns/mnt", name);
+	if (stat_cached(procfd, link, 0, true, &ns, NULL) < 0)
+		return -1;
+	snprintf(link, sizeof(link), "%s/root", name);
+	if (stat_cached(procfd, link, 0, true, &root, NULL) < 0)
+		return -1;
+	*key = (struct root_key){ (uint64_t)ns.st_dev, (uint64_t)ns.st_ino,
+				  (uint64_t)root.st_dev,
+				  (uint64_t)root.st_ino };
+	return 0;
+}
+
+static bool same_key(const struct root_key *a, const struct root_key *b)
+{
+	return a->ns_dev == b->ns_dev && a->ns_ino == b->ns_ino &&
+	       a->root_dev == b->root_dev && a->root_ino == b->root_ino;
+}
+
+void file_table_init(struct file_table *ft, int procfd)
 {
 	memset(ft, 0, sizeof(*ft));
 	ft->procfd = procfd;
-	ft->pid = pid;
 	ft->mask = 1023;
 	ft->slot = xcalloc(ft->mask + 1, sizeof(*ft->slot));
+	ft->views = xcalloc(1, sizeof(*ft->views));
+	ft->nviews = 1;
+	/* Unread (no namespaces in /proc), every process is taken as
+	 * seeing what the tracer sees. */
+	ft->own_known = read_root_key(procfd, 0, &ft->views[0].key) == 0;
 }
 
 void file_table_release(struct file_table *ft)
@@ -26,14 +77,76 @@ void file_table_release(struct file_table *ft)
 	for (size_t i = 0; i < ft->nfiles; i++)
 		for (uint32_t j = 0; j < ft->files[i].npaths; j++)
 			free(ft->files[i].paths[j]);
-	for (size_t i = 0; i < ft->nmounts; i++) {
-		free(ft->mounts[i].point);
-		free(ft->mounts[i].fstype);
+	free_mounts(ft->used, ft->nused);
+	for (size_t i = 0; i < ft->nviews; i++) {
+		free_mounts(ft->views[i].mounts, ft->views[i].nmounts);
+		free(ft->views[i].root);
+		free(ft->views[i].unlisted);
 	}
-	free(ft->mounts);
+	free(ft->views);
 	free(ft->files);
 	free(ft->slot);
 	memset(ft, 0, sizeof(*ft));
+}
+
+/* What is known of a view, to be read again from a process in it: its
+ * root as the tracer names it, now; its mounts, at its next file. */
+static void renew_view(struct file_table *ft, struct mount_view *v, pid_t tid)
+{
+	struct strbuf root;
+
+	free(v->root);
+	v->root = NULL;
+	sb_init(&root, PATH_MAX);
+	if (read_proc_link(ft->procfd, tid, "root", &root) == 0 &&
+	    sb_str(&root)[0] == '/' && strcmp(sb_str(&root), "/") != 0)
+		v->root = sb_detach(&root);
+	sb_release(&root);
+	v->mounts_read = false;
+	v->nunlisted = 0;
+}
+
+static uint32_t find_view(struct file_table *ft, const struct root_key *key)
+{
+	for (size_t i = 1; i < ft->nviews; i++)
+		if (same_key(key, &ft->views[i].key))
+			return (uint32_t)i;
+	if (ft->nviews >= FILE_MAX_VIEWS)
+		return 0;
+	ft->views = xrealloc(ft->views, (ft->nviews + 1) * sizeof(*ft->views));
+	memset(&ft->views[ft->nviews], 0, sizeof(*ft->views));
+	ft->views[ft->nviews].key = *key;
+	return (uint32_t)ft->nviews++;
+}
+
+uint32_t file_view_join(struct file_table *ft, pid_t tid)
+{
+	struct root_key key;
+	uint32_t view;
+
+	/* Unreadable (the thread gone): the tracer's own. */
+	if (!ft->own_known || read_root_key(ft->procfd, tid, &key) < 0 ||
+	    same_key(&key, &ft->views[0].key))
+		return 0;
+	view = find_view(ft, &key);
+	if (!view) {
+		ft->views_refused++;
+		return 0;
+	}
+	if (ft->views[view].users++ == 0)
+		renew_view(ft, &ft->views[view], tid);
+	return view;
+}
+
+void file_view_leave(struct file_table *ft, uint32_t view)
+{
+	if (view && view < ft->nviews && ft->views[view].users > 0)
+		ft->views[view].users--;
+}
+
+const char *file_view_prefix(const struct file_table *ft, uint32_t view)
+{
+	return view < ft->nviews ? ft->views[view].root : NULL;
 }
 
 static size_t find_slot(const struct file_table *ft, uint64_t dev, uint64_t ino)
@@ -76,40 +189,83 @@ static void add_path(struct file_info *f, const char *path)
 	f->paths[f->npaths++] = xstrdup(path);
 }
 
-uint64_t file_seen(struct file_table *ft, uint64_t dev, uint64_t ino,
-		   int64_t size, const char *path)
+/* Born since it was seen: its number was freed and given anew (by an
+ * unlink the tracer did not see, or with a file system that went with
+ * its mount namespace, whose device number the next one got). */
+static bool born_again(const struct file_info *f, uint64_t birth)
 {
-	size_t i;
+	return birth && f->birth && birth != f->birth;
+}
+
+/*
+ * File systems whose birth times last as long as their inodes.  Not
+ * overlayfs (a copy-up gives a file its new upper inode's, under the same
+ * inode number) nor FUSE (the server's word).
+ */
+static bool birth_kept(const struct file_table *ft, uint32_t mount)
+{
+	static const char *const kept[] = { "ext4",  "xfs",  "btrfs",
+					    "tmpfs", "f2fs", "bcachefs" };
+
+	if (!mount)
+		return false;
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (strcmp(ft->used[mount - 1].fstype, kept[i]) == 0)
+			return true;
+	return false;
+}
+
+static struct file_info *new_file(struct file_table *ft, size_t slot,
+				  const struct stat *st, uint64_t birth,
+				  uint32_t view, pid_t tid)
+{
+	/* Read while the task is alive: its mounts. */
+	uint32_t mount = look_up_mount(ft, view, (uint64_t)st->st_dev, tid);
 	struct file_info *f;
+
+	if (ft->nfiles == ft->alloc) {
+		ft->alloc = ft->alloc * 2 + 64;
+		ft->files = xrealloc(ft->files, ft->alloc * sizeof(*ft->files));
+	}
+	f = &ft->files[ft->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->id = ft->nfiles;
+	f->dev = (uint64_t)st->st_dev;
+	f->ino = (uint64_t)st->st_ino;
+	f->size_first_open = S_ISREG(st->st_mode) ? st->st_size : -1;
+	f->size_last_close = -1;
+	f->mount = mount;
+	f->birth = birth_kept(ft, mount) ? birth : 0;
+	ft->slot[slot] = (uint32_t)ft->nfiles;
+	return f;
+}
+
+uint64_t file_seen(struct file_table *ft, const struct stat *st, uint64_t birth,
+		   const char *path, uint32_t view, pid_t tid)
+{
+	uint64_t dev = (uint64_t)st->st_dev, ino = (uint64_t)st->st_ino;
+	struct file_info *f;
+	size_t i;
 
 	if ((ft->nfiles + 1) * 4 > (ft->mask + 1) * 3)
 		grow_slots(ft);
+	if (view >= ft->nviews)
+		view = 0;
 	i = find_slot(ft, dev, ino);
-	if (!ft->slot[i]) {
-		/* Read while the task is alive: its mount namespace. */
-		if (!ft->mounts_read)
-			read_mounts(ft);
-		if (ft->nfiles == ft->alloc) {
-			ft->alloc = ft->alloc * 2 + 64;
-			ft->files = xrealloc(ft->files,
-					     ft->alloc * sizeof(*ft->files));
-		}
-		f = &ft->files[ft->nfiles++];
-		memset(f, 0, sizeof(*f));
-		f->id = ft->nfiles;
-		f->dev = dev;
-		f->ino = ino;
-		f->size_first_open = size;
-		f->size_last_close = -1;
-		ft->slot[i] = (uint32_t)ft->nfiles;
+	if (ft->slot[i] && born_again(&ft->files[ft->slot[i] - 1], birth)) {
+		ft->files[ft->slot[i] - 1].gone = true;
+		i = find_slot(ft, dev, ino);
 	}
-	f = &ft->files[ft->slot[i] - 1];
+	if (ft->slot[i])
+		f = &ft->files[ft->slot[i] - 1];
+	else
+		f = new_file(ft, i, st, birth, view, tid);
 	add_path(f, path);
 	return f->id;
 }
 
 uint64_t file_unlinked_id(const struct file_table *ft, uint64_t dev,
-			  uint64_t ino)
+			  uint64_t ino, uint64_t birth)
 {
 	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^
 		     (ino * 0xc2b2ae3d27d4eb4full);
@@ -121,7 +277,8 @@ uint64_t file_unlinked_id(const struct file_table *ft, uint64_t dev,
 	     i = (i + 1) & ft->mask) {
 		const struct file_info *f = &ft->files[ft->slot[i] - 1];
 
-		if (f->dev == dev && f->ino == ino && f->gone && f->id > newest)
+		if (f->dev == dev && f->ino == ino && f->gone &&
+		    !born_again(f, birth) && f->id > newest)
 			newest = f->id;
 	}
 	return newest;
@@ -149,30 +306,34 @@ void file_closed(struct file_table *ft, uint64_t id, int64_t size)
 		ft->files[id - 1].size_last_close = size;
 }
 
-static void add_mount(struct file_table *ft, const char *line, size_t len)
+static void add_mount(struct mount_view *v, const char *line, size_t len)
 {
 	struct mountinfo_entry m;
 
 	if (parse_mountinfo_line(line, len, &m) < 0)
 		return;
-	ft->mounts =
-		xrealloc(ft->mounts, (ft->nmounts + 1) * sizeof(*ft->mounts));
-	ft->mounts[ft->nmounts++] = (struct mount_entry){ m.major, m.minor,
-							  xstrdup(m.point),
-							  xstrdup(m.fstype) };
+	v->mounts = xrealloc(v->mounts, (v->nmounts + 1) * sizeof(*v->mounts));
+	v->mounts[v->nmounts++] = (struct mount_entry){ m.major, m.minor,
+							xstrdup(m.point),
+							xstrdup(m.fstype) };
 }
 
-static void read_mounts(struct file_table *ft)
+/* The view's mounts from now, from tid's mountinfo (the tracer's own for
+ * view 0: mount points as its processes name them, from their root). */
+static void read_mounts(struct file_table *ft, uint32_t view, pid_t tid)
 {
-	int procfd = ft->procfd;
-	pid_t pid = ft->pid;
-	char path[48];
+	struct mount_view *v = &ft->views[view];
+	char name[16], path[48];
 	char *buf = xmalloc(1u << 20);
 
-	ft->mounts_read = true;
-	snprintf(path, sizeof(path), "%d/mountinfo", (int)pid);
-	if (read_file_at(procfd, path, buf, 1u << 20) < 0 &&
-	    read_file_at(procfd, "self/mountinfo", buf, 1u << 20) < 0) {
+	v->mounts_read = true;
+	v->last_dev = 0;
+	free_mounts(v->mounts, v->nmounts);
+	v->mounts = NULL;
+	v->nmounts = 0;
+	proc_name(name, sizeof(name), view ? tid : 0);
+	snprintf(path, sizeof(path), "%s/mountinfo", name);
+	if (read_file_at(ft->procfd, path, buf, 1u << 20) < 0) {
 		free(buf);
 		return;
 	}
@@ -180,7 +341,7 @@ static void read_mounts(struct file_table *ft)
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 
-		add_mount(ft, line, len);
+		add_mount(v, line, len);
 		if (!nl)
 			break;
 		line = nl + 1;
@@ -188,17 +349,87 @@ static void read_mounts(struct file_table *ft)
 	free(buf);
 }
 
-/* By device number; the last such mount is the one on top. */
-static const struct mount_entry *mount_of(const struct file_table *ft,
+/* The view's mount of dev; the last such mount is the one on top. */
+static const struct mount_entry *mount_of(const struct mount_view *v,
 					  uint64_t dev)
 {
 	const struct mount_entry *found = NULL;
 
-	for (size_t i = 0; i < ft->nmounts; i++)
-		if (ft->mounts[i].major == major(dev) &&
-		    ft->mounts[i].minor == minor(dev))
-			found = &ft->mounts[i];
+	for (size_t i = 0; i < v->nmounts; i++)
+		if (v->mounts[i].major == major(dev) &&
+		    v->mounts[i].minor == minor(dev))
+			found = &v->mounts[i];
 	return found;
+}
+
+static bool unlisted(const struct mount_view *v, uint64_t dev)
+{
+	for (size_t i = 0; i < v->nunlisted; i++)
+		if (v->unlisted[i] == dev)
+			return true;
+	return false;
+}
+
+static bool same_mount(const struct mount_entry *a, const struct mount_entry *b)
+{
+	return a->major == b->major && a->minor == b->minor &&
+	       strcmp(a->point, b->point) == 0 &&
+	       strcmp(a->fstype, b->fstype) == 0;
+}
+
+/* m among the used mounts (index + 1), added if new. */
+static uint32_t use_mount(struct file_table *ft, const struct mount_entry *m)
+{
+	for (size_t i = 0; i < ft->nused; i++)
+		if (same_mount(&ft->used[i], m))
+			return (uint32_t)i + 1;
+	ft->used = xrealloc(ft->used, (ft->nused + 1) * sizeof(*ft->used));
+	ft->used[ft->nused++] = (struct mount_entry){ m->major, m->minor,
+						      xstrdup(m->point),
+						      xstrdup(m->fstype) };
+	return (uint32_t)ft->nused;
+}
+
+/*
+ * The mount of a file on dev that tid sees in view (index + 1 in the used
+ * mounts; 0: none).  The view's mounts are read at its first file, and
+ * again for a device they do not show (the task mounted it since), once
+ * per device: one no mountinfo lists (a detached mount, an internal one)
+ * is noted as such.  A chroot's mountinfo lists only the mounts inside
+ * it: a device it does not show is looked up in the tracer's view.
+ */
+static uint32_t look_up_mount(struct file_table *ft, uint32_t view,
+			      uint64_t dev, pid_t tid)
+{
+	struct mount_view *v = &ft->views[view];
+	const struct mount_entry *m;
+
+	if (v->mounts_read && v->last_dev == dev)
+		return v->last_mount;
+	m = v->mounts_read ? mount_of(v, dev) : NULL;
+	if (!m && !(v->mounts_read && unlisted(v, dev))) {
+		read_mounts(ft, view, tid);
+		m = mount_of(v, dev);
+		if (!m) {
+			v->unlisted = xrealloc(v->unlisted,
+					       (v->nunlisted + 1) *
+						       sizeof(*v->unlisted));
+			v->unlisted[v->nunlisted++] = dev;
+		}
+	}
+	if (!m)
+		return view ? look_up_mount(ft, 0, dev, 0) : 0;
+	v->last_dev = dev;
+	v->last_mount = use_mount(ft, m);
+	return v->last_mount;
+}
+
+void file_mounts_changed(struct file_table *ft)
+{
+	for (size_t i = 0; i < ft->nviews; i++) {
+		ft->views[i].mounts_read = false;
+		ft->views[i].nunlisted = 0;
+	}
 }
 
 void file_table_write(struct file_table *ft, struct trace_sink *sink)
@@ -208,7 +439,8 @@ void file_table_write(struct file_table *ft, struct trace_sink *sink)
 	sb_init(&paths, 1u << 20);
 	for (size_t i = 0; i < ft->nfiles; i++) {
 		const struct file_info *f = &ft->files[i];
-		const struct mount_entry *m = mount_of(ft, f->dev);
+		const struct mount_entry *m =
+			f->mount ? &ft->used[f->mount - 1] : NULL;
 		struct file_record rec = {
 			.inode_id = f->id,
 			.dev_major = major(f->dev),

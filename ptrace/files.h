@@ -21,6 +21,13 @@ struct file_info {
 	int64_t size_first_open, size_last_close;
 	char *paths[FILE_MAX_PATHS + 1]; /* NULL-terminated */
 	uint32_t npaths, paths_dropped;
+	/* Its mount when first seen, index + 1 in the table's used
+	 * mounts; 0: none known. */
+	uint32_t mount;
+	/* Its birth time (ns), where its file system keeps a lasting one
+	 * (birth_kept); else 0.  Another birth time at the same device and
+	 * inode number is another file. */
+	uint64_t birth;
 	bool gone; /* its last name was removed: (dev, ino) may be reused */
 };
 
@@ -29,28 +36,86 @@ struct mount_entry {
 	char *point, *fstype;
 };
 
+/* A process's mount namespace and root, as /proc/PID/ns/mnt and
+ * /proc/PID/root show them (both followed: the namespace's and the
+ * root directory's device and inode numbers). */
+struct root_key {
+	uint64_t ns_dev, ns_ino, root_dev, root_ino;
+};
+
+/*
+ * What a process sees of the files: the tracer's own view (index 0), or
+ * another mount namespace or root that a process of the task entered
+ * (unshare -m, bwrap, Apptainer, chroot), with the mounts read from a
+ * process in it.
+ */
+struct mount_view {
+	struct root_key key;
+	/* Its root as the tracer's readlink of /proc/PID/root names it: a
+	 * chroot's directory, whose name the kernel puts before the paths
+	 * it shows the tracer; "/" in another mount namespace. */
+	char *root;
+	struct mount_entry *mounts; /* its mountinfo, as last read */
+	size_t nmounts;
+	bool mounts_read; /* and nothing mounted or unmounted since */
+	/* The device of the last file whose mount was found, and that
+	 * mount (index + 1 in the table's used mounts). */
+	uint64_t last_dev;
+	uint32_t last_mount;
+	/* Processes in it now: a view none is in may come back as another
+	 * with the same key (a namespace's inode number is reused once the
+	 * namespace is gone), and is read again. */
+	uint64_t users;
+	/* Devices of files seen in it that its mountinfo did not show when
+	 * read again for them (not read a third time). */
+	uint64_t *unlisted;
+	size_t nunlisted;
+};
+
 struct file_table {
 	struct file_info *files; /* index = id - 1 */
 	size_t nfiles, alloc;
 	uint32_t *slot; /* open addressing on (dev, ino): index + 1 */
 	size_t mask;
-	struct mount_entry *mounts;
-	size_t nmounts;
-	bool mounts_read;
+	/* The mounts files were on when first seen, each once: a view read
+	 * again later (it is another, or mounted more since) changes no
+	 * file's. */
+	struct mount_entry *used;
+	size_t nused;
+	struct mount_view *views; /* [0]: the tracer's own */
+	size_t nviews;
+	uint64_t views_refused; /* past FILE_MAX_VIEWS: taken as the own */
+	bool own_known; /* views[0].key was read: others can be told */
 	int procfd;
-	pid_t pid; /* the task's main process: its mountinfo */
 };
 
-void file_table_init(struct file_table *ft, int procfd, pid_t pid);
+/* Views kept at most (a mount table each). */
+#define FILE_MAX_VIEWS 1024
+
+void file_table_init(struct file_table *ft, int procfd);
 void file_table_release(struct file_table *ft);
-/* The id of (dev, ino), created with size as its first-open size. */
-uint64_t file_seen(struct file_table *ft, uint64_t dev, uint64_t ino,
-		   int64_t size, const char *path);
+/* The view thread tid sees the files in, which its process is in from
+ * now: 0 the tracer's own. */
+uint32_t file_view_join(struct file_table *ft, pid_t tid);
+/* A process that was in view has ended, or moved to another. */
+void file_view_leave(struct file_table *ft, uint32_t view);
+/* Something was mounted or unmounted: every view's mounts are read
+ * again at its next file. */
+void file_mounts_changed(struct file_table *ft);
+/* The root a kernel's name for a file seen in view starts with, when
+ * that is not the process's "/" (a chroot's directory); NULL else. */
+const char *file_view_prefix(const struct file_table *ft, uint32_t view);
+struct stat;
+/* The id of the file st is of (its device and inode number, its birth
+ * time if known, else 0), created with its size as its first-open size;
+ * tid, a thread that sees it in view, is where its mount is looked up. */
+uint64_t file_seen(struct file_table *ft, const struct stat *st, uint64_t birth,
+		   const char *path, uint32_t view, pid_t tid);
 void file_closed(struct file_table *ft, uint64_t id, int64_t size);
 /* The file that lost its last name while open (file_gone) and is dev, ino
  * still: an open file with no link is never a new file with its number. */
 uint64_t file_unlinked_id(const struct file_table *ft, uint64_t dev,
-			  uint64_t ino);
+			  uint64_t ino, uint64_t birth);
 /* File id is known by path too (linkat gave it that name). */
 void file_add_path(struct file_table *ft, uint64_t id, const char *path);
 /* Its last link is gone: a later file with the same device and inode

@@ -115,6 +115,13 @@ enum sc_id {
 	/* unshare(CLONE_FILES, CLONE_FS or CLONE_NEWNS): a descriptor table or
 	 * a cwd of the caller's own */
 	SC_UNSHARE,
+	/* chroot, pivot_root, setns (to a mount namespace): the caller's
+	 * root or mount namespace, where its paths lead, may be another from
+	 * here */
+	SC_NEW_VIEW,
+	/* mount, umount, move_mount: a mount point or device number may
+	 * stand for another file system from here */
+	SC_MOUNT,
 	/* sched_getaffinity and sched_setaffinity, and the calls that change
 	 * the caller's uid: a tracee pinned for CPU following gets its own
 	 * mask back first (cpufollow.h) */

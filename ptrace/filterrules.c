@@ -89,6 +89,13 @@ static const struct sc_rule rules[] = {
 	RULE(SC_FACCESSAT, faccessat, LEVEL_FILES),
 	RULE(SC_FACCESSAT2, faccessat2, LEVEL_FILES),
 	RULE(SC_UNSHARE, unshare, LEVEL_FILES),
+	RULE(SC_NEW_VIEW, chroot, LEVEL_FILES),
+	RULE(SC_NEW_VIEW, pivot_root, LEVEL_FILES),
+	RULE(SC_NEW_VIEW, setns, LEVEL_FILES),
+	RULE(SC_MOUNT, mount, LEVEL_FILES),
+	RULE(SC_MOUNT, umount, LEVEL_FILES),
+	RULE(SC_MOUNT, umount2, LEVEL_FILES),
+	RULE(SC_MOUNT, move_mount, LEVEL_FILES),
 	RULE_ENTRY(SC_SCHED_AFFINITY, sched_getaffinity, LEVEL_FILES),
 	RULE_ENTRY(SC_SCHED_AFFINITY, sched_setaffinity, LEVEL_FILES),
 	RULE_ENTRY(SC_SETUID, setuid, LEVEL_FILES),
@@ -180,6 +187,11 @@ static const struct masked_eq unshare_flags[] = { { CLONE_FILES, CLONE_FILES },
 						  { CLONE_NEWNS,
 						    CLONE_NEWNS } };
 
+/* setns() into a mount namespace: nstype 0 (any: the fd says) or, with a
+ * pidfd, a set of namespaces that has it. */
+static const struct masked_eq setns_types[] = { { 0xffffffffu, 0 },
+						{ CLONE_NEWNS, CLONE_NEWNS } };
+
 static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 {
 	uint32_t data = (uint32_t)r->id |
@@ -207,6 +219,12 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 	case SC_UNSHARE:
 		return add_masked_rules(ctx, data, r->nr, 0, unshare_flags,
 					ARRAY_SIZE(unshare_flags));
+	case SC_NEW_VIEW:
+		if (r->nr != __SNR_setns)
+			return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data),
+						r->nr, 0);
+		return add_masked_rules(ctx, data, r->nr, 1, setns_types,
+					ARRAY_SIZE(setns_types));
 	case SC_SECCOMP:
 		/* SECCOMP_SET_MODE_STRICT (0) or _FILTER (1); the kernel reads
 		 * the operation as an unsigned int. */

@@ -64,15 +64,14 @@
 #define TRACE_PATH_MAX (16 * PATH_MAX)
 
 void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
-		  pid_t main_pid, const char *const *include,
-		  const char *const *exclude)
+		  const char *const *include, const char *const *exclude)
 {
 	memset(io, 0, sizeof(*io));
 	io->sink = sink;
 	io->procfd = procfd;
 	io->include = include;
 	io->exclude = exclude;
-	file_table_init(&io->files, procfd, main_pid);
+	file_table_init(&io->files, procfd);
 }
 
 void iotrace_release(struct iotrace *io)
@@ -90,6 +89,13 @@ void iotrace_release(struct iotrace *io)
 			"%" PRIu64 " paths (of rows, and the cwds they were "
 			"built on) were longer than %d bytes and cut there",
 			io->paths_cut, TRACE_PATH_MAX);
+	if (io->files.views_refused)
+		trace_problem(
+			io->sink,
+			"%" PRIu64 " processes saw the files in more than %d "
+			"mount namespaces or roots: their paths were looked up "
+			"as the tracer sees them",
+			io->files.views_refused, FILE_MAX_VIEWS);
 	if (io->paths_uncached)
 		trace_problem(
 			io->sink,
@@ -152,6 +158,84 @@ static pid_t fd_view(const struct tracee *t)
 }
 
 /*
+ * The view of the files p has (files.h): 0 the tracer's own, else the
+ * mount namespace or root a process of the task moved it to.  Looked at
+ * once, and again after a call that may have moved it; a new view drops
+ * the cwd known in the old one (its name is the old view's).
+ */
+static uint32_t process_view(struct iotrace *io, struct process *p, pid_t tid)
+{
+	uint32_t view;
+
+	if (p->cwd_per_call) {
+		/* Its threads may not share a root (one's unshare(CLONE_FS),
+		 * or CLONE_NEWNS): the calling thread's, for this call. */
+		view = file_view_join(&io->files, tid);
+		file_view_leave(&io->files, view);
+		return view;
+	}
+	if (p->root_gen == io->root_changes + 1 && !io->views_moving)
+		return p->root_view;
+	/* Joined first: a process that stays must not empty its view. */
+	view = file_view_join(&io->files, tid);
+	if (p->root_gen)
+		file_view_leave(&io->files, p->root_view);
+	if (view != p->root_view) {
+		free(p->cwd_cache);
+		p->cwd_cache = NULL;
+	}
+	p->root_view = view;
+	p->root_gen = io->root_changes + 1;
+	return view;
+}
+
+/* A call that may move a view: from its entry to its end, every view is
+ * read again at each use (process_view). */
+static void view_move_starts(struct iotrace *io, struct tracee *t)
+{
+	if (t->call.moves_view)
+		return;
+	t->call.moves_view = true;
+	io->views_moving++;
+	io->root_changes++;
+}
+
+static void view_move_ends(struct iotrace *io, struct tracee *t)
+{
+	if (!t->call.moves_view)
+		return;
+	t->call.moves_view = false;
+	io->views_moving--;
+	io->root_changes++;
+}
+
+/*
+ * The kernel names a file to the tracer from the tracer's root: under a
+ * chroot the name starts with the chroot's directory, which the process
+ * itself does not see.  A name outside it (a descriptor opened before
+ * the chroot) stays as the tracer has it.
+ */
+static void name_in_view(const struct iotrace *io, uint32_t view,
+			 struct strbuf *sb)
+{
+	const char *prefix = file_view_prefix(&io->files, view);
+	const char *name = sb_str(sb);
+	size_t n;
+	char *inside;
+
+	if (!prefix)
+		return;
+	n = strlen(prefix);
+	if (strncmp(name, prefix, n) != 0 ||
+	    (name[n] != '/' && name[n] != '\0'))
+		return;
+	inside = xstrdup(name[n] ? name + n : "/");
+	sb_reset(sb);
+	sb_adds(sb, inside);
+	free(inside);
+}
+
+/*
  * The kernel's name for t's cwd; where it has none to give (a path longer
  * than the 4095 bytes it reports), where the last chdir went, else what
  * was known before, else "/", counted in the summary's problems.
@@ -159,6 +243,7 @@ static pid_t fd_view(const struct tracee *t)
 static const char *cwd_of(struct iotrace *io, const struct tracee *t)
 {
 	struct process *p = t->proc;
+	uint32_t view = process_view(io, p, t->tid);
 	struct strbuf sb;
 
 	if (p->cwd_cache && p->cwd_gen == io->dir_renames && !p->cwd_per_call)
@@ -167,6 +252,7 @@ static const char *cwd_of(struct iotrace *io, const struct tracee *t)
 	sb_init(&sb, PATH_MAX);
 	if (read_proc_link(io->procfd, p->cwd_per_call ? t->tid : p->view_tid,
 			   "cwd", &sb) == 0) {
+		name_in_view(io, view, &sb);
 		free(p->cwd_cache);
 		p->cwd_cache = sb_detach(&sb);
 	} else if (p->cwd_hint) {
@@ -339,23 +425,29 @@ static void fd_link(char *link, pid_t pid, int fd)
 }
 
 /* stat(2) of what the task's fd refers to, through /proc/PID/fd/N, as
- * the kernel has it cached (stat_cached). */
-static int fd_stat(struct iotrace *io, pid_t pid, int fd, struct stat *st)
+ * the kernel has it cached (stat_cached); birth (if not NULL) its birth
+ * time, 0 if unknown. */
+static int fd_stat(struct iotrace *io, pid_t pid, int fd, struct stat *st,
+		   uint64_t *birth)
 {
 	char link[FD_LINK_SIZE];
 
 	fd_link(link, pid, fd);
-	return stat_cached(io->procfd, link, 0, !io->serves_fuse, st);
+	return stat_cached(io->procfd, link, 0, !io->serves_fuse, st, birth);
 }
 
-/* readlink of /proc/PID/fd/N: the kernel's name for what fd is open on. */
-static int read_fd_path(struct iotrace *io, pid_t pid, int fd,
+/* readlink of /proc/PID/fd/N: the kernel's name for what fd is open on,
+ * as a process in view names it. */
+static int read_fd_path(struct iotrace *io, uint32_t view, pid_t pid, int fd,
 			struct strbuf *sb)
 {
 	char link[48];
 
 	snprintf(link, sizeof(link), "fd/%d", fd);
-	return read_proc_link(io->procfd, pid, link, sb);
+	if (read_proc_link(io->procfd, pid, link, sb) < 0)
+		return -1;
+	name_in_view(io, view, sb);
+	return 0;
 }
 
 /*
@@ -365,13 +457,14 @@ static int read_fd_path(struct iotrace *io, pid_t pid, int fd,
  * from dirfd as root.  A file or directory that such a name reached is
  * traced as what it is.
  */
-static void take_kernel_path(struct iotrace *io, pid_t pid, int fd,
-			     struct ofd *o)
+static void take_kernel_path(struct iotrace *io, uint32_t view, pid_t pid,
+			     int fd, struct ofd *o)
 {
 	struct strbuf sb;
 
 	sb_init(&sb, PATH_MAX);
-	if (read_fd_path(io, pid, fd, &sb) == 0 && sb_str(&sb)[0] == '/') {
+	if (read_fd_path(io, view, pid, fd, &sb) == 0 &&
+	    sb_str(&sb)[0] == '/') {
 		free(o->path);
 		o->path = sb_detach(&sb);
 	}
@@ -385,30 +478,32 @@ static bool is_fuse_device(const struct stat *st)
 	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(10, 229);
 }
 
-/* Fills an ofd's type, inode and traced flag from the open fd itself. */
-static void describe_ofd(struct iotrace *io, pid_t pid, int fd, struct ofd *o,
-			 bool named_by_kernel)
+/* Fills an ofd's type, inode and traced flag from the open fd itself,
+ * pid's (a thread whose /proc entry shows it); viewer, a thread that sees
+ * the files in view, is where a new file's mount is looked up. */
+static void describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
+			 pid_t pid, int fd, struct ofd *o, bool named_by_kernel)
 {
+	uint64_t birth;
 	struct stat st;
 
 	o->path_gen = io->dir_renames;
-	if (fd_stat(io, pid, fd, &st) < 0)
+	o->path_view = view;
+	if (fd_stat(io, pid, fd, &st, &birth) < 0)
 		return;
 	if (is_fuse_device(&st))
 		io->serves_fuse = true;
 	if ((named_by_kernel || excluded(io, o->path)) &&
 	    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-		take_kernel_path(io, pid, fd, o);
+		take_kernel_path(io, view, pid, fd, o);
 	/* Unlinked since it was opened: the file it was, if that was seen
 	 * (a descriptor first met after the unlink, sent or inherited). */
 	if (st.st_nlink == 0)
 		o->inode_id = file_unlinked_id(&io->files, (uint64_t)st.st_dev,
-					       (uint64_t)st.st_ino);
+					       (uint64_t)st.st_ino, birth);
 	if (!o->inode_id && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-		o->inode_id = file_seen(&io->files, (uint64_t)st.st_dev,
-					(uint64_t)st.st_ino,
-					S_ISREG(st.st_mode) ? st.st_size : -1,
-					o->path);
+		o->inode_id = file_seen(&io->files, &st, birth, o->path, view,
+					viewer);
 	if (!S_ISREG(st.st_mode))
 		o->offset = S_ISDIR(st.st_mode) ? 0 : -1;
 	o->traced = o->path[0] == '/' && !excluded(io, o->path) &&
@@ -553,12 +648,13 @@ static struct ofd *ofd_from_proc(struct iotrace *io, const struct fd_owner *w,
 {
 	struct strbuf sb;
 	char path[48], info[512];
+	uint32_t view = process_view(io, w->proc, w->view);
 	struct ofd *o, *known;
 	const char *line;
 	bool cloexec;
 
 	sb_init(&sb, PATH_MAX);
-	if (read_fd_path(io, w->view, fd, &sb) < 0) {
+	if (read_fd_path(io, view, w->view, fd, &sb) < 0) {
 		sb_release(&sb);
 		return NULL;
 	}
@@ -574,7 +670,7 @@ static struct ofd *ofd_from_proc(struct iotrace *io, const struct fd_owner *w,
 		if (line)
 			o->flags = (uint32_t)strtoul(line + 6, NULL, 8);
 	}
-	describe_ofd(io, w->view, fd, o, false);
+	describe_ofd(io, view, w->view, w->view, fd, o, false);
 	cloexec = (o->flags & O_CLOEXEC) != 0; /* this descriptor's */
 	known = known_description(io, w, fd, o->inode_id);
 	if (known) {
@@ -617,45 +713,72 @@ static size_t last_dotdot_end(const char *path)
 }
 
 /*
- * A path walk through the kernel's caches alone (openat2 RESOLVE_CACHED,
- * Linux 5.12): fails with EAGAIN where a lookup would go to the file
- * system, and so never waits for a FUSE server.  O_PATH: no open either.
+ * An O_PATH descriptor of path as t's process names it.  In a view of its
+ * own (another mount namespace or root), under its /proc/TID/root, with
+ * RESOLVE_IN_ROOT: an absolute symlink leads to its root, not the
+ * tracer's (before Linux 5.6, without openat2, to the tracer's).  Once
+ * the task may serve a file system, through the kernel's caches alone
+ * (RESOLVE_CACHED, Linux 5.12).
  */
-static int open_cached_path(const char *path, bool follow)
+static int open_path(struct iotrace *io, uint32_t view, pid_t tid,
+		     const char *path, bool follow)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
-		.resolve = RESOLVE_CACHED,
+		.resolve = io->serves_fuse ? RESOLVE_CACHED : 0,
 	};
+	char link[FD_LINK_SIZE];
+	int root, fd, err;
 
-	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (!view)
+		return (int)syscall(SYS_openat2, AT_FDCWD, path, &how,
+				    sizeof(how));
+	snprintf(link, sizeof(link), "%d/root", (int)tid);
+	root = openat(io->procfd, link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -1;
+	how.resolve |= RESOLVE_IN_ROOT;
+	fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	/* ENOSYS: before Linux 5.6; EPERM: a container's seccomp profile
+	 * from before it knew openat2. */
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM) && !io->serves_fuse)
+		fd = openat(root, path[0] == '/' && path[1] ? path + 1 : ".",
+			    (int)how.flags);
+	err = errno;
+	close(root);
+	errno = err;
+	return fd;
 }
 
 /*
- * stat(2) (follow) or lstat(2) of a path the task named, as the kernel
- * has it cached (stat_cached).  Once a process of the task has opened
- * /dev/fuse, it may serve a file system under the path, and the walk
- * itself may ask it (a lookup whose cached entry is stale), stopped for
- * the tracer: a deadlock.  Then only a walk through the caches is made,
- * and a path not all cached is not looked at (-1): the row it is for
- * gets no inode id, and counts for no file.
+ * stat(2) (follow) or lstat(2) of a path t named, in its process's view
+ * of the files, as the kernel has it cached (stat_cached).  Once a
+ * process of the task has opened /dev/fuse, it may serve a file system
+ * under the path, and the walk itself may ask it (a lookup whose cached
+ * entry is stale), stopped for the tracer: a deadlock.  Then only a walk
+ * through the caches is made, and a path not all cached is not looked at
+ * (-1): the row it is for gets no inode id, and counts for no file.
  */
-static int path_stat(struct iotrace *io, const char *path, bool follow,
-		     struct stat *st)
+static int path_stat(struct iotrace *io, const struct tracee *t,
+		     const char *path, bool follow, struct stat *st,
+		     uint64_t *birth)
 {
+	uint32_t view = process_view(io, t->proc, t->tid);
 	int fd, ret;
 
-	if (!io->serves_fuse)
+	if (!view && !io->serves_fuse)
 		return stat_cached(AT_FDCWD, path,
-				   follow ? 0 : AT_SYMLINK_NOFOLLOW, true, st);
-	fd = open_cached_path(path, follow);
+				   follow ? 0 : AT_SYMLINK_NOFOLLOW, true, st,
+				   birth);
+	fd = open_path(io, view, t->tid, path, follow);
 	if (fd < 0) {
 		/* EAGAIN: not all cached; ENOSYS, EINVAL: before 5.12 */
-		if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+		if (io->serves_fuse && errno != ENOENT && errno != ENOTDIR &&
+		    errno != ELOOP)
 			io->paths_uncached++;
 		return -1;
 	}
-	ret = stat_cached(fd, "", AT_EMPTY_PATH, false, st);
+	ret = stat_cached(fd, "", AT_EMPTY_PATH, !io->serves_fuse, st, birth);
 	close(fd);
 	return ret;
 }
@@ -663,18 +786,21 @@ static int path_stat(struct iotrace *io, const char *path, bool follow,
 /*
  * realpath(3), which looks up every name on the way; once the task may
  * serve a file system (path_stat), through the kernel's caches alone,
- * and the kernel's name for what that finds.  False where it fails.
+ * and the kernel's name for what that finds.  False where it fails, and
+ * in a view other than the tracer's (its names are not the tracer's).
  */
-static bool real_path(const struct iotrace *io, const char *path,
+static bool real_path(struct iotrace *io, uint32_t view, const char *path,
 		      char real[PATH_MAX])
 {
 	char link[32];
 	ssize_t n;
 	int fd;
 
+	if (view)
+		return false;
 	if (!io->serves_fuse)
 		return realpath(path, real) != NULL;
-	fd = open_cached_path(path, true);
+	fd = open_path(io, 0, 0, path, true);
 	if (fd < 0)
 		return false;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -693,7 +819,8 @@ static bool real_path(const struct iotrace *io, const char *path,
  * here, in the tracer's view of the same files); the rest, and a path
  * whose prefix no longer resolves, is normalised lexically.
  */
-static void normalise_dotdot(struct iotrace *io, struct strbuf *path)
+static void normalise_dotdot(struct iotrace *io, uint32_t view,
+			     struct strbuf *path)
 {
 	const char *s = sb_str(path);
 	size_t end = last_dotdot_end(s), len = strlen(s);
@@ -706,7 +833,7 @@ static void normalise_dotdot(struct iotrace *io, struct strbuf *path)
 		return;
 	memcpy(prefix, s, end);
 	prefix[end] = '\0';
-	if (!real_path(io, prefix, real))
+	if (!real_path(io, view, prefix, real))
 		return;
 	memcpy(prefix, s + end, len - end + 1); /* now the rest */
 	sb_reset(path);
@@ -718,14 +845,18 @@ static void normalise_dotdot(struct iotrace *io, struct strbuf *path)
 static void resolve_at(struct iotrace *io, struct tracee *t, int dirfd,
 		       const char *name, struct strbuf *out)
 {
+	uint32_t view = process_view(io, t->proc, t->tid);
+
 	sb_reset(out);
 	if (name[0] != '/') {
 		struct ofd *dir = dirfd == AT_FDCWD ? NULL :
 						      lookup_fd(io, t, dirfd);
 
-		if (dir && dir->path_gen != io->dir_renames) {
-			take_kernel_path(io, fd_view(t), dirfd, dir);
+		if (dir && (dir->path_gen != io->dir_renames ||
+			    dir->path_view != view)) {
+			take_kernel_path(io, view, fd_view(t), dirfd, dir);
 			dir->path_gen = io->dir_renames;
+			dir->path_view = view;
 		}
 
 		sb_adds(out, dir ? dir->path : cwd_of(io, t));
@@ -734,7 +865,7 @@ static void resolve_at(struct iotrace *io, struct tracee *t, int dirfd,
 	sb_adds(out, name);
 	if (out->truncated)
 		io->paths_cut++;
-	normalise_dotdot(io, out);
+	normalise_dotdot(io, view, out);
 	if (out->buf)
 		normalise_path(out->buf);
 	out->len = strlen(sb_str(out));
@@ -942,7 +1073,8 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		o->offset = 0;
 		/* An O_TMPFILE file has no name in the directory it was
 		 * made in: the kernel's, "DIR/#INO (deleted)", says so. */
-		describe_ofd(io, fd_view(t), (int)ret, o,
+		describe_ofd(io, process_view(io, t->proc, t->tid), t->tid,
+			     fd_view(t), (int)ret, o,
 			     in_root || (flags & O_TMPFILE) == O_TMPFILE);
 		install_fd(t, (int)ret, o, (flags & O_CLOEXEC) != 0);
 		op.ofd = o;
@@ -961,7 +1093,7 @@ static int64_t fd_size(struct iotrace *io, struct tracee *t, int fd)
 {
 	struct stat st;
 
-	return fd_stat(io, fd_view(t), fd, &st) == 0 ? st.st_size : -1;
+	return fd_stat(io, fd_view(t), fd, &st, NULL) == 0 ? st.st_size : -1;
 }
 
 static void close_fd(struct iotrace *io, struct tracee *t, int fd)
@@ -1415,15 +1547,17 @@ static void on_range(struct iotrace *io, struct tracee *t, char type, int first,
 
 /* ---- names -------------------------------------------------------- */
 
-static uint64_t path_inode(struct iotrace *io, const char *path)
+static uint64_t path_inode(struct iotrace *io, const struct tracee *t,
+			   const char *path)
 {
+	uint64_t birth;
 	struct stat st;
 
-	if (path_stat(io, path, true, &st) < 0 ||
+	if (path_stat(io, t, path, true, &st, &birth) < 0 ||
 	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return 0;
-	return file_seen(&io->files, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
-			 S_ISREG(st.st_mode) ? st.st_size : -1, path);
+	return file_seen(&io->files, &st, birth, path,
+			 process_view(io, t->proc, t->tid), t->tid);
 }
 
 static void emit_path_op(struct iotrace *io, struct tracee *t, char type,
@@ -1439,7 +1573,7 @@ static void emit_path_op(struct iotrace *io, struct tracee *t, char type,
 	/* A successful stat (metadata storms per file) or truncate counts
 	 * for its file: which one, the tracer asks the same path. */
 	if ((type == 'S' || type == 'T') && ret == 0)
-		op.inode_id = path_inode(io, op.path);
+		op.inode_id = path_inode(io, t, op.path);
 	emit(io, t, &op);
 }
 
@@ -1455,20 +1589,21 @@ static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 }
 
 /* Whether path is a directory; one not looked up (path_stat) may be. */
-static bool is_dir(struct iotrace *io, const char *path)
+static bool is_dir(struct iotrace *io, const struct tracee *t, const char *path)
 {
 	struct stat st;
 
-	if (path_stat(io, path, false, &st) == 0)
+	if (path_stat(io, t, path, false, &st, NULL) == 0)
 		return S_ISDIR(st.st_mode);
 	return io->serves_fuse && errno != ENOENT && errno != ENOTDIR;
 }
 
 /* A renamed directory moves every path below it: cwds and dirfds.  Both
  * names are looked at: RENAME_EXCHANGE leaves something at each. */
-static void note_rename(struct iotrace *io, const char *from, const char *to)
+static void note_rename(struct iotrace *io, const struct tracee *t,
+			const char *from, const char *to)
 {
-	if (is_dir(io, to) || is_dir(io, from))
+	if (is_dir(io, t, to) || is_dir(io, t, from))
 		io->dir_renames++;
 }
 
@@ -1561,7 +1696,7 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 		op.path = sb_str(&from);
 		op.path2 = sb_str(&to);
 		if (type == 'N' && ret == 0)
-			note_rename(io, op.path, op.path2);
+			note_rename(io, t, op.path, op.path2);
 		if (!excluded(io, op.path2))
 			emit(io, t, &op);
 	}
@@ -1618,18 +1753,22 @@ static bool own_exe_path(const char *path, pid_t pid, pid_t tid)
 static void take_exec_kernel_path(struct iotrace *io, struct tracee *t,
 				  struct strbuf *path)
 {
-	const struct process *p = t->proc;
+	struct process *p = t->proc;
 	int fd = own_fd_path(sb_str(path), p->rec.pid, t->tid);
+	uint32_t view = process_view(io, p, t->tid);
 	struct strbuf kernel;
 	int got = -1;
 
 	if (fd < 0 && !own_exe_path(sb_str(path), p->rec.pid, t->tid))
 		return;
 	sb_init(&kernel, PATH_MAX);
-	if (fd >= 0)
-		got = read_fd_path(io, fd_view(t), fd, &kernel);
-	else
+	if (fd >= 0) {
+		got = read_fd_path(io, view, fd_view(t), fd, &kernel);
+	} else {
 		got = read_proc_link(io->procfd, p->view_tid, "exe", &kernel);
+		if (got == 0)
+			name_in_view(io, view, &kernel);
+	}
 	if (got == 0 && sb_str(&kernel)[0] == '/') {
 		sb_reset(path);
 		sb_adds(path, sb_str(&kernel));
@@ -1716,7 +1855,8 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 		fdtable_exec(exec_fds(t)); /* sizes taken at entry */
 }
 
-/* unshare(): CLONE_NEWNS unshares the cwd as CLONE_FS does. */
+/* unshare(): CLONE_NEWNS unshares the cwd as CLONE_FS does (and the
+ * mount namespace: view_move_starts). */
 static void on_unshare(struct tracee *t, int64_t ret)
 {
 	uint64_t flags = t->call.args[0];
@@ -1869,7 +2009,8 @@ static int renames_onto_itself(struct iotrace *io, struct tracee *t,
 		return 0;
 	sb_init(&path, TRACE_PATH_MAX);
 	err = read_path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, a[at], &path);
-	same = err == 0 && path_stat(io, sb_str(&path), false, &st) == 0 &&
+	same = err == 0 &&
+	       path_stat(io, t, sb_str(&path), false, &st, NULL) == 0 &&
 	       st.st_dev == target->st_dev && st.st_ino == target->st_ino;
 	sb_release(&path);
 	return err == -EAGAIN ? err : same;
@@ -1903,7 +2044,8 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 			err = read_path_arg(io, t, arg_fd(t, 2), a[3], &path);
 		break;
 	}
-	if (err == 0 && path_stat(io, sb_str(&path), false, &st) == 0 &&
+	if (err == 0 &&
+	    path_stat(io, t, sb_str(&path), false, &st, NULL) == 0 &&
 	    (st.st_nlink <= 1 || S_ISDIR(st.st_mode))) {
 		same = renames_onto_itself(io, t, &st);
 		if (same == 0) {
@@ -2132,6 +2274,13 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_CHDIR:
 		note_entry_path(io, t);
 		break;
+	case SC_NEW_VIEW:
+		view_move_starts(io, t);
+		break;
+	case SC_UNSHARE:
+		if (t->call.args[0] & CLONE_NEWNS)
+			view_move_starts(io, t);
+		break;
 	case SC_DUP2:
 	case SC_DUP3:
 		if (arg_fd(t, 0) != arg_fd(t, 1))
@@ -2265,6 +2414,12 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 		break;
 	case SC_UNSHARE:
 		on_unshare(t, ret);
+		break;
+	case SC_NEW_VIEW: /* its end, in iotrace_call_over */
+		break;
+	case SC_MOUNT:
+		if (ret == 0)
+			file_mounts_changed(&io->files);
 		break;
 	case SC_RECVMSG:
 	case SC_RECVMMSG:
@@ -2469,6 +2624,7 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 
 struct tracee *iotrace_call_over(struct iotrace *io, struct tracee *t)
 {
+	view_move_ends(io, t);
 	return t->queue_key ? opqueue_leave(&io->queues, t) : NULL;
 }
 
@@ -2516,6 +2672,13 @@ static bool last_on_process_fds(const struct tracee *t)
 		if (o != t && !o->exit_stopped && !o->fds)
 			return false;
 	return true;
+}
+
+void iotrace_process_end(struct iotrace *io, struct process *p)
+{
+	if (p->root_gen)
+		file_view_leave(&io->files, p->root_view);
+	p->root_gen = 0;
 }
 
 void iotrace_thread_exit(struct iotrace *io, struct tracee *t, bool last)

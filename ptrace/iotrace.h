@@ -36,6 +36,14 @@ struct iotrace {
 	/* directories renamed so far: a cwd or dirfd path taken before the
 	 * last one may name a place that is gone */
 	uint64_t dir_renames;
+	/* calls that may have moved a process's root or mount namespace
+	 * (chroot, pivot_root, setns, unshare(CLONE_NEWNS)): every
+	 * process's view is looked at again after one */
+	uint64_t root_changes;
+	/* such calls between their entry and exit stops: the kernel may
+	 * have made the move, the tracer not seen it yet, so no view is
+	 * taken from what was known (a thread beside the caller) */
+	uint64_t views_moving;
 	/* paths cut at TRACE_PATH_MAX; processes whose cwd was unknown */
 	uint64_t paths_cut, cwds_unknown;
 	/* paths not looked up: not all in the kernel's caches (serves_fuse) */
@@ -55,8 +63,7 @@ enum entry_next {
 };
 
 void iotrace_init(struct iotrace *io, struct trace_sink *sink, int procfd,
-		  pid_t main_pid, const char *const *include,
-		  const char *const *exclude);
+		  const char *const *include, const char *const *exclude);
 /* Writes files.csv and frees everything. */
 void iotrace_release(struct iotrace *io);
 /* At the seccomp stop. */
@@ -69,6 +76,8 @@ struct tracee *iotrace_exit(struct iotrace *io, struct tracee *t,
 /* t's traced call is over with no exit stop to decode (t died, was
  * detached, or the stop could not be read): the same. */
 struct tracee *iotrace_call_over(struct iotrace *io, struct tracee *t);
+/* Process p is over (its record written next). */
+void iotrace_process_end(struct iotrace *io, struct process *p);
 /* t is at its exit stop; last: its process's last thread.  The files
  * only it had open (its own table), or only its process had (the last
  * thread on the process's table), close at the sizes they have now. */

@@ -31,6 +31,9 @@ struct sc_call {
 	bool skip_entry; /* kernels < 4.8: a syscall-enter-stop comes first */
 	bool at_entry; /* in the entry stop: an event ends where it starts */
 	bool alone; /* the process's only thread at the entry stop */
+	/* a chroot, pivot_root, setns or unshare(CLONE_NEWNS) in flight:
+	 * iotrace's views_moving counts it */
+	bool moves_view;
 	uint16_t id; /* enum sc_id */
 	uint32_t arch; /* AUDIT_ARCH_* */
 	uint64_t nr; /* the syscall's number (orig_rax), x32's bit included */
@@ -134,6 +137,11 @@ struct process {
 	 * cwd where /proc cannot say (longer than 4095 bytes). */
 	char *cwd_hint;
 	uint64_t cwd_gen; /* iotrace's count of directory renames then */
+	/* The view of the files it has (files.h's mount_view): 0 the
+	 * tracer's own.  Valid while root_gen is iotrace's root_changes + 1
+	 * (0: not looked at yet). */
+	uint32_t root_view;
+	uint64_t root_gen;
 	/* Not one cwd for all its threads (a thread's unshare(CLONE_FS), or
 	 * a thread made without CLONE_FS), or one it shares with another
 	 * process (clone(CLONE_FS)): the cwd is the calling thread's, read

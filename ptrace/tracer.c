@@ -207,6 +207,8 @@ static void finish_process(struct tracer *tr, struct process *p, int status)
 	 * it) may not keep others waiting. */
 	for (struct tracee *t = p->threads; t; t = t->next)
 		end_call(tr, t);
+	if (tr->io_on)
+		iotrace_process_end(&tr->io, p);
 	process_free(&tr->table, p);
 }
 
@@ -1737,7 +1739,7 @@ int tracer_run(const struct tracer_config *cfg, pid_t main_pid,
 		tr.io_on = true;
 		tr.seccomp_before_sysentry = seccomp_stop_before_sysentry() ==
 					     1;
-		iotrace_init(&tr.io, cfg->sink, procfd, main_pid, cfg->include,
+		iotrace_init(&tr.io, cfg->sink, procfd, cfg->include,
 			     cfg->exclude);
 		tr.io.processes = &tr.table.processes;
 		trace_open_io(cfg->sink);

@@ -924,6 +924,65 @@ def test_reused_inode_number_gets_a_new_id(tmp_path):
         assert t.stdout == "5\n"  # the numbers were reused every time
 
 
+def fstype_of(path):
+    """The file system type of path's mount, from /proc/self/mountinfo
+    (the last mount of its device: the one on top)."""
+    dev = os.stat(path).st_dev
+    found = None
+    with open("/proc/self/mountinfo") as mountinfo:
+        for line in mountinfo:
+            f = line.split()
+            if f[2] == f"{os.major(dev)}:{os.minor(dev)}":
+                found = f[f.index("-") + 1]
+    return found
+
+
+def test_inode_number_freed_outside_the_task_gets_a_new_id(tmp_path):
+    """A file deleted outside the task (here by the test, in the middle of
+    the run; a cleanup job, another node's process) and a file made in its
+    place with its inode number, which ext4 gives again: the tracer saw no
+    unlink, but the birth time (statx) is another, so it is another file
+    with another id.  Before, both names were one file in files.csv."""
+    work = tmp_path / "w"
+    work.mkdir()
+    if fstype_of(work) not in ("ext4", "xfs", "btrfs", "tmpfs"):
+        pytest.skip(f"{work} is on {fstype_of(work)}: no birth times kept")
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    (work / "a").write_text("x" * 10)
+    ino_a = os.stat(work / "a").st_ino
+    task = subprocess.Popen(
+        [str(IOWRAP), "--level", "files", "-o", str(tmp_path / "t"), "--",
+         "sh", "-c", f"cat {work}/a; read name < {fifo}; cat {work}/$name"],
+        stdout=subprocess.PIPE, text=True)
+    # The task's cat of a is over once the fifo has a reader.
+    with open(fifo, "w") as go:
+        os.unlink(work / "a")
+        # ext4 gives a freed number again, not always at once: the first
+        # of a few new files that has it.
+        name = None
+        for i in range(64):
+            (work / f"b{i}").write_text("y" * 20)
+            if os.stat(work / f"b{i}").st_ino == ino_a:
+                name = f"b{i}"
+                break
+        go.write(f"{name or 'b0'}\n")
+    out, _ = task.communicate(timeout=60)
+    if name is None:
+        pytest.skip(f"no new file got inode number {ino_a} again")
+    assert task.returncode == 0 and out == "x" * 10 + "y" * 20
+    rows = list(csv.DictReader(open(tmp_path / "t" / "io.csv")))
+    ids = {r["path"]: r["inode"] for r in rows if r["type"] == "O"
+           and r["path"] in (f"{work}/a", f"{work}/{name}")}
+    assert len(ids) == 2 and ids[f"{work}/a"] != ids[f"{work}/{name}"]
+    files = {r["inode"]: r for r in
+             csv.DictReader(open(tmp_path / "t" / "files.csv"))}
+    assert files[ids[f"{work}/a"]]["paths"] == f"{work}/a"
+    assert files[ids[f"{work}/{name}"]]["paths"] == f"{work}/{name}"
+    assert files[ids[f"{work}/a"]]["ino"] == str(ino_a) == \
+        files[ids[f"{work}/{name}"]]["ino"]
+
+
 def test_no_new_privs_only_when_the_kernel_asks(tmp_path):
     """With CAP_SYS_ADMIN (root here) the filter goes in without
     NO_NEW_PRIVS, so setuid programs in the task keep working; as an
