@@ -784,42 +784,46 @@ static int path_stat(struct iotrace *io, const struct tracee *t,
 }
 
 /*
- * realpath(3), which looks up every name on the way; once the task may
- * serve a file system (path_stat), through the kernel's caches alone,
- * and the kernel's name for what that finds.  False where it fails, and
- * in a view other than the tracer's (its names are not the tracer's).
+ * realpath(3) of path as tid names it, which looks up every name on the
+ * way.  In another view, or once the task may serve a file system
+ * (path_stat, through the kernel's caches alone), the kernel's name for
+ * what open_path finds, as tid names it (name_in_view).  False where it
+ * fails.
  */
-static bool real_path(struct iotrace *io, uint32_t view, const char *path,
-		      char real[PATH_MAX])
+static bool real_path(struct iotrace *io, uint32_t view, pid_t tid,
+		      const char *path, char real[PATH_MAX])
 {
+	struct strbuf name;
 	char link[32];
-	ssize_t n;
+	bool ok;
 	int fd;
 
-	if (view)
-		return false;
-	if (!io->serves_fuse)
+	if (!view && !io->serves_fuse)
 		return realpath(path, real) != NULL;
-	fd = open_path(io, 0, 0, path, true);
+	fd = open_path(io, view, tid, path, true);
 	if (fd < 0)
 		return false;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, real, PATH_MAX - 1);
+	snprintf(link, sizeof(link), "fd/%d", fd);
+	sb_init(&name, PATH_MAX);
+	ok = read_proc_link(io->procfd, getpid(), link, &name) == 0;
 	close(fd);
-	if (n <= 0 || real[0] != '/')
-		return false;
-	real[n] = '\0';
-	return true;
+	if (ok)
+		name_in_view(io, view, &name);
+	ok = ok && sb_str(&name)[0] == '/' && name.len < PATH_MAX;
+	if (ok)
+		memcpy(real, sb_str(&name), name.len + 1);
+	sb_release(&name);
+	return ok;
 }
 
 /*
  * "dir/.." is the parent of where dir leads, which is not the lexical
  * parent when dir is a symlink or crosses one.  So a path with ".." has
  * everything up to its last ".." resolved as the kernel does (realpath,
- * here, in the tracer's view of the same files); the rest, and a path
+ * here, in the process's view of the files); the rest, and a path
  * whose prefix no longer resolves, is normalised lexically.
  */
-static void normalise_dotdot(struct iotrace *io, uint32_t view,
+static void normalise_dotdot(struct iotrace *io, uint32_t view, pid_t tid,
 			     struct strbuf *path)
 {
 	const char *s = sb_str(path);
@@ -833,7 +837,7 @@ static void normalise_dotdot(struct iotrace *io, uint32_t view,
 		return;
 	memcpy(prefix, s, end);
 	prefix[end] = '\0';
-	if (!real_path(io, view, prefix, real))
+	if (!real_path(io, view, tid, prefix, real))
 		return;
 	memcpy(prefix, s + end, len - end + 1); /* now the rest */
 	sb_reset(path);
@@ -865,7 +869,7 @@ static void resolve_at(struct iotrace *io, struct tracee *t, int dirfd,
 	sb_adds(out, name);
 	if (out->truncated)
 		io->paths_cut++;
-	normalise_dotdot(io, view, out);
+	normalise_dotdot(io, view, t->tid, out);
 	if (out->buf)
 		normalise_path(out->buf);
 	out->len = strlen(sb_str(out));

@@ -86,16 +86,20 @@ def base():
 
 def build_root(base):
     """A root of busybox (static) alone, with etc/hostname (a name the
-    host has too, another file there) and abs, an absolute symlink to it
-    that leads elsewhere when followed from the tracer's root."""
+    host has too, another file there), abs, an absolute symlink to it
+    that leads elsewhere when followed from the tracer's root, and lnk, an
+    absolute symlink to the directory etc/sub (so /lnk/.. is /etc)."""
     root = base / "root"
-    for d in ("bin", "etc", "tmp", "proc", "dev"):
+    for d in ("bin", "etc/sub", "tmp", "proc", "dev"):
         (root / d).mkdir(parents=True)
     shutil.copy2(BUSYBOX, root / "bin" / "busybox")
     (root / "etc" / "hostname").write_text(INSIDE)
     os.symlink("/etc/hostname", root / "abs")
+    os.symlink("/etc/sub", root / "lnk")
+    # Not through the symlinks: abs leads to the host's /etc/hostname.
     for p in [root] + list(root.iterdir()):
-        p.chmod(0o755)
+        if not p.is_symlink():
+            p.chmod(0o755)
     return root
 
 
@@ -155,31 +159,36 @@ def test_a_mount_namespace_of_its_own(base, user):
 @pytest.mark.parametrize("user", ["root", "nobody"])
 def test_a_container_root(base, user):
     """bwrap in a user namespace, its root the busybox tree (pivot_root),
-    /tmp a tmpfs: a path named from the cwd, an absolute symlink followed
-    and a file made on the tmpfs are the container's files, as its stat
-    and the tree from outside say.  Before, the stats had no inode id or
-    the host's /etc/hostname, and the tmpfs no mount point."""
+    /tmp a tmpfs: a path named from the cwd, an absolute symlink followed,
+    a ".." after a symlinked directory (/lnk/.. is /etc, not /) and a
+    file made on the tmpfs are the container's files, as its stat and the
+    tree from outside say.  Before, the stats had no inode id or the
+    host's /etc/hostname, the ".." was taken as written (/hostname), and
+    the tmpfs had no mount point."""
     root = build_root(base)
     require(user, ["bwrap", "--unshare-user", "--ro-bind", "/", "/",
                    "true"])
     script = (f"cd /etc && {STAT} hostname && /bin/busybox stat -L -c "
-              f'"%d %i %s" /abs && /bin/busybox cat hostname /abs && '
+              f'"%d %i %s" /abs && {STAT} /lnk/../hostname && '
+              f"/bin/busybox cat hostname /abs && "
               f"echo new > /tmp/n && {STAT} /tmp/n")
     stdout, rows, files = traced(
         user, base / "out",
         ["bwrap", "--unshare-user", "--bind", str(root), "/", "--proc",
          "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "/bin/busybox", "sh",
          "-c", script])
-    hostname, via_abs, tmp_n = stat_lines(stdout)
+    hostname, via_abs, via_dotdot, tmp_n = stat_lines(stdout)
     outside = os.stat(root / "etc" / "hostname")
-    assert hostname == via_abs == (outside.st_dev, outside.st_ino,
-                                   len(INSIDE))
+    assert hostname == via_abs == via_dotdot == (outside.st_dev,
+                                                 outside.st_ino, len(INSIDE))
     (ident,) = ids_of(rows, "/etc/hostname") | ids_of(rows, "/abs")
     assert ident != "0"
-    # A stat and an open each, by both names.
+    # A stat and an open each by both names, and the stat by /lnk/..
     assert sorted(r["type"] for r in rows
                   if r["path"] in ("/etc/hostname", "/abs")) == \
-        ["O", "O", "S", "S"]
+        ["O", "O", "S", "S", "S"]
+    assert not [r for r in rows if "hostname" in r["path"] and
+                r["path"] not in ("/etc/hostname", "/abs")]
     assert_is(files[ident], hostname)
     (n_ident,) = ids_of(rows, "/tmp/n")
     assert_is(files[n_ident], tmp_n)
