@@ -27,9 +27,9 @@ struct ofd {
 	/* iotrace's count of directory renames when path was taken: a
 	 * directory's path is taken again after one (it is a dirfd) */
 	uint64_t path_gen;
-	/* the view of the files (files.h) path names it in: a dirfd used
-	 * in another (a chroot since) is named again */
-	uint32_t path_view;
+	/* the view of the files path names it in (files.h's serial): a
+	 * dirfd used in another (a chroot since) is named again */
+	uint64_t path_view;
 };
 
 struct fd_slot {

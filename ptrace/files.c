@@ -35,7 +35,8 @@ static void free_mounts(struct mount_entry *m, size_t n)
 }
 
 /* Both followed: a statx of the namespace file and the root directory. */
-static int read_root_key(int procfd, pid_t tid, struct root_key *key)
+static int read_root_key(int procfd, pid_t tid, bool fall_back,
+			 struct root_key *key)
 {
 	char name[16], link[48];
 	struct stat ns, root;
@@ -45,7 +46,7 @@ static int read_root_key(int procfd, pid_t tid, struct root_key *key)
 	if (stat_cached(procfd, link, 0, true, &ns, NULL) < 0)
 		return -1;
 	snprintf(link, sizeof(link), "%s/root", name);
-	if (stat_cached(procfd, link, 0, true, &root, NULL) < 0)
+	if (stat_cached(procfd, link, 0, fall_back, &root, NULL) < 0)
 		return -1;
 	*key = (struct root_key){ (uint64_t)ns.st_dev, (uint64_t)ns.st_ino,
 				  (uint64_t)root.st_dev,
@@ -69,7 +70,7 @@ void file_table_init(struct file_table *ft, int procfd)
 	ft->nviews = 1;
 	/* Unread (no namespaces in /proc), every process is taken as
 	 * seeing what the tracer sees. */
-	ft->own_known = read_root_key(procfd, 0, &ft->views[0].key) == 0;
+	ft->own_known = read_root_key(procfd, 0, true, &ft->views[0].key) == 0;
 }
 
 void file_table_release(struct file_table *ft)
@@ -106,27 +107,54 @@ static void renew_view(struct file_table *ft, struct mount_view *v, pid_t tid)
 	v->nunlisted = 0;
 }
 
+/* A slot for a new view: one no process is in any more, or a new one. */
+static uint32_t free_view_slot(struct file_table *ft)
+{
+	struct mount_view *v;
+	size_t i = 1;
+
+	while (i < ft->nviews && ft->views[i].users > 0)
+		i++;
+	if (i == ft->nviews) {
+		if (ft->nviews >= FILE_MAX_VIEWS)
+			return 0;
+		ft->views = xrealloc(ft->views,
+				     (ft->nviews + 1) * sizeof(*ft->views));
+		memset(&ft->views[ft->nviews++], 0, sizeof(*ft->views));
+	}
+	v = &ft->views[i];
+	free_mounts(v->mounts, v->nmounts);
+	free(v->root);
+	free(v->unlisted);
+	memset(v, 0, sizeof(*v));
+	return (uint32_t)i;
+}
+
 static uint32_t find_view(struct file_table *ft, const struct root_key *key)
 {
+	uint32_t view;
+
 	for (size_t i = 1; i < ft->nviews; i++)
 		if (same_key(key, &ft->views[i].key))
 			return (uint32_t)i;
-	if (ft->nviews >= FILE_MAX_VIEWS)
-		return 0;
-	ft->views = xrealloc(ft->views, (ft->nviews + 1) * sizeof(*ft->views));
-	memset(&ft->views[ft->nviews], 0, sizeof(*ft->views));
-	ft->views[ft->nviews].key = *key;
-	return (uint32_t)ft->nviews++;
+	view = free_view_slot(ft);
+	if (view) {
+		ft->views[view].key = *key;
+		ft->views[view].serial = ++ft->next_serial;
+	}
+	return view;
 }
 
-uint32_t file_view_join(struct file_table *ft, pid_t tid)
+int file_view_join(struct file_table *ft, pid_t tid, bool fall_back)
 {
 	struct root_key key;
 	uint32_t view;
 
-	/* Unreadable (the thread gone): the tracer's own. */
-	if (!ft->own_known || read_root_key(ft->procfd, tid, &key) < 0 ||
-	    same_key(&key, &ft->views[0].key))
+	if (!ft->own_known)
+		return 0;
+	if (read_root_key(ft->procfd, tid, fall_back, &key) < 0)
+		return -1;
+	if (same_key(&key, &ft->views[0].key))
 		return 0;
 	view = find_view(ft, &key);
 	if (!view) {
@@ -135,7 +163,12 @@ uint32_t file_view_join(struct file_table *ft, pid_t tid)
 	}
 	if (ft->views[view].users++ == 0)
 		renew_view(ft, &ft->views[view], tid);
-	return view;
+	return (int)view;
+}
+
+uint64_t file_view_serial(const struct file_table *ft, uint32_t view)
+{
+	return view < ft->nviews ? ft->views[view].serial : 0;
 }
 
 void file_view_leave(struct file_table *ft, uint32_t view)
@@ -209,7 +242,7 @@ static bool birth_kept(const struct file_table *ft, uint32_t mount)
 
 	if (!mount)
 		return false;
-	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
 		if (strcmp(ft->used[mount - 1].fstype, kept[i]) == 0)
 			return true;
 	return false;

@@ -53,8 +53,12 @@ struct mount_view {
 	struct root_key key;
 	/* Its root as the tracer's readlink of /proc/PID/root names it: a
 	 * chroot's directory, whose name the kernel puts before the paths
-	 * it shows the tracer; "/" in another mount namespace. */
+	 * it shows the tracer; NULL where that is "/" (another mount
+	 * namespace). */
 	char *root;
+	/* Which view the slot holds: a slot no process is in any more may
+	 * be given to another (0: the tracer's own). */
+	uint64_t serial;
 	struct mount_entry *mounts; /* its mountinfo, as last read */
 	size_t nmounts;
 	bool mounts_read; /* and nothing mounted or unmounted since */
@@ -84,21 +88,26 @@ struct file_table {
 	size_t nused;
 	struct mount_view *views; /* [0]: the tracer's own */
 	size_t nviews;
-	uint64_t views_refused; /* past FILE_MAX_VIEWS: taken as the own */
+	uint64_t views_refused; /* lookups past FILE_MAX_VIEWS: the own */
+	uint64_t next_serial;
 	bool own_known; /* views[0].key was read: others can be told */
 	int procfd;
 };
 
-/* Views kept at most (a mount table each). */
+/* Views in use at once, at most (a mount table each). */
 #define FILE_MAX_VIEWS 1024
 
 void file_table_init(struct file_table *ft, int procfd);
 void file_table_release(struct file_table *ft);
 /* The view thread tid sees the files in, which its process is in from
- * now: 0 the tracer's own. */
-uint32_t file_view_join(struct file_table *ft, pid_t tid);
+ * now: 0 the tracer's own; -1 where /proc cannot say (the thread going).
+ * fall_back: fstatat where statx is refused (never once the task may
+ * serve a file system: util.h's stat_cached). */
+int file_view_join(struct file_table *ft, pid_t tid, bool fall_back);
 /* A process that was in view has ended, or moved to another. */
 void file_view_leave(struct file_table *ft, uint32_t view);
+/* Which view the slot view holds (mount_view's serial). */
+uint64_t file_view_serial(const struct file_table *ft, uint32_t view);
 /* Something was mounted or unmounted: every view's mounts are read
  * again at its next file. */
 void file_mounts_changed(struct file_table *ft);

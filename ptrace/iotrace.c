@@ -92,9 +92,9 @@ void iotrace_release(struct iotrace *io)
 	if (io->files.views_refused)
 		trace_problem(
 			io->sink,
-			"%" PRIu64 " processes saw the files in more than %d "
-			"mount namespaces or roots: their paths were looked up "
-			"as the tracer sees them",
+			"%" PRIu64 " lookups were made in one of more than %d "
+			"mount namespaces or roots in use at once: their paths "
+			"were looked up as the tracer sees them",
 			io->files.views_refused, FILE_MAX_VIEWS);
 	if (io->paths_uncached)
 		trace_problem(
@@ -166,18 +166,24 @@ static pid_t fd_view(const struct tracee *t)
 static uint32_t process_view(struct iotrace *io, struct process *p, pid_t tid)
 {
 	uint32_t view;
+	int joined;
 
 	if (p->cwd_per_call) {
 		/* Its threads may not share a root (one's unshare(CLONE_FS),
 		 * or CLONE_NEWNS): the calling thread's, for this call. */
-		view = file_view_join(&io->files, tid);
-		file_view_leave(&io->files, view);
-		return view;
+		joined = file_view_join(&io->files, tid, !io->serves_fuse);
+		if (joined <= 0)
+			return 0;
+		file_view_leave(&io->files, (uint32_t)joined);
+		return (uint32_t)joined;
 	}
 	if (p->root_gen == io->root_changes + 1 && !io->views_moving)
 		return p->root_view;
 	/* Joined first: a process that stays must not empty its view. */
-	view = file_view_join(&io->files, tid);
+	joined = file_view_join(&io->files, tid, !io->serves_fuse);
+	if (joined < 0) /* the thread going: as known, not remembered */
+		return p->root_gen ? p->root_view : 0;
+	view = (uint32_t)joined;
 	if (p->root_gen)
 		file_view_leave(&io->files, p->root_view);
 	if (view != p->root_view) {
@@ -207,6 +213,9 @@ static void view_move_ends(struct iotrace *io, struct tracee *t)
 	t->call.moves_view = false;
 	io->views_moving--;
 	io->root_changes++;
+	/* Out of the view it left now, not at its next lookup: a view none
+	 * is in is read again when entered (its key may be reused). */
+	process_view(io, t->proc, t->tid);
 }
 
 /*
@@ -488,7 +497,7 @@ static void describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 	struct stat st;
 
 	o->path_gen = io->dir_renames;
-	o->path_view = view;
+	o->path_view = file_view_serial(&io->files, view);
 	if (fd_stat(io, pid, fd, &st, &birth) < 0)
 		return;
 	if (is_fuse_device(&st))
@@ -742,7 +751,10 @@ static int open_path(struct iotrace *io, uint32_t view, pid_t tid,
 	/* ENOSYS: before Linux 5.6; EPERM: a container's seccomp profile
 	 * from before it knew openat2. */
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM) && !io->serves_fuse)
-		fd = openat(root, path[0] == '/' && path[1] ? path + 1 : ".",
+		fd = openat(root,
+			    path[0] != '/' ? path :
+			    path[1]	   ? path + 1 :
+					     ".",
 			    (int)how.flags);
 	err = errno;
 	close(root);
@@ -856,11 +868,12 @@ static void resolve_at(struct iotrace *io, struct tracee *t, int dirfd,
 		struct ofd *dir = dirfd == AT_FDCWD ? NULL :
 						      lookup_fd(io, t, dirfd);
 
-		if (dir && (dir->path_gen != io->dir_renames ||
-			    dir->path_view != view)) {
+		if (dir &&
+		    (dir->path_gen != io->dir_renames ||
+		     dir->path_view != file_view_serial(&io->files, view))) {
 			take_kernel_path(io, view, fd_view(t), dirfd, dir);
 			dir->path_gen = io->dir_renames;
-			dir->path_view = view;
+			dir->path_view = file_view_serial(&io->files, view);
 		}
 
 		sb_adds(out, dir ? dir->path : cwd_of(io, t));

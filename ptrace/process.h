@@ -139,7 +139,8 @@ struct process {
 	uint64_t cwd_gen; /* iotrace's count of directory renames then */
 	/* The view of the files it has (files.h's mount_view): 0 the
 	 * tracer's own.  Valid while root_gen is iotrace's root_changes + 1
-	 * (0: not looked at yet). */
+	 * (0: not looked at yet) and no call that may move a view is in
+	 * flight (iotrace's views_moving). */
 	uint32_t root_view;
 	uint64_t root_gen;
 	/* Not one cwd for all its threads (a thread's unshare(CLONE_FS), or

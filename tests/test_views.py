@@ -342,3 +342,33 @@ def test_a_thread_in_a_mount_namespace_of_its_own(base):
     assert_is(files[stats[1]["inode"]], inside)
     assert (files[stats[1]["inode"]]["mount_point"],
             files[stats[1]["inode"]]["fstype"]) == (str(d), "tmpfs")
+
+
+def test_more_chroots_one_after_another_than_views_kept(base):
+    """1,100 chroots one after the other, each into a tree of its own,
+    more than the 1,024 views iowrap keeps at once: a view no process is
+    in any more gives its slot to the next, so the last chroot's stat is
+    still of its own tree's file.  Before, views past the 1,024th were
+    looked up as the tracer sees the files (inode 0, and a problem in the
+    summary)."""
+    n = 1100
+    trees = base / "trees"
+    trees.mkdir()
+    # One copy, linked into every tree (not the host's busybox).
+    shutil.copy2(BUSYBOX, base / "busybox")
+    for i in range(n):
+        (trees / str(i) / "bin").mkdir(parents=True)
+        os.link(base / "busybox", trees / str(i) / "bin" / "busybox")
+        (trees / str(i) / "f").write_text("x" * (i % 7))
+    script = (f"i=0; while [ $i -lt {n} ]; do chroot {trees}/$i "
+              f"/bin/busybox stat -c '%d %i %s' /f || exit 1; "
+              f"i=$((i+1)); done")
+    stdout, rows, files = traced("root", base / "out", ["sh", "-c", script])
+    stats = [r for r in rows if r["path"] == "/f" and r["type"] == "S"]
+    assert len(stats) == n
+    for i in (0, n - 1):
+        outside = os.stat(trees / str(i) / "f")
+        assert stat_lines(stdout)[i] == (outside.st_dev, outside.st_ino,
+                                         i % 7)
+        assert_is(files[stats[i]["inode"]], stat_lines(stdout)[i])
+    assert len({r["inode"] for r in stats}) == n
