@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "argv.h"
 #include "procfs.h"
@@ -15,15 +16,6 @@
 
 static uint32_t look_up_mount(struct file_table *ft, uint32_t view,
 			      uint64_t dev, pid_t tid);
-
-/* "self" for the tracer, else a tid: /proc's name for it. */
-static void proc_name(char *name, size_t size, pid_t tid)
-{
-	if (tid > 0)
-		snprintf(name, size, "%d", (int)tid);
-	else
-		snprintf(name, size, "self");
-}
 
 static void free_mounts(struct mount_entry *m, size_t n)
 {
@@ -34,18 +26,18 @@ static void free_mounts(struct mount_entry *m, size_t n)
 	free(m);
 }
 
-/* Both followed: a statx of the namespace file and the root directory. */
+/* Both followed: a statx of the namespace file and the root directory,
+ * tid's (a tracer's thread, for the tracer's own). */
 static int read_root_key(int procfd, pid_t tid, bool fall_back,
 			 struct root_key *key)
 {
-	char name[16], link[48];
+	char link[48];
 	struct stat ns, root;
 
-	proc_name(name, sizeof(name), tid);
-	snprintf(link, sizeof(link), "%s/ns/mnt", name);
+	snprintf(link, sizeof(link), "%d/ns/mnt", (int)tid);
 	if (stat_cached(procfd, link, 0, true, &ns, NULL) < 0)
 		return -1;
-	snprintf(link, sizeof(link), "%s/root", name);
+	snprintf(link, sizeof(link), "%d/root", (int)tid);
 	if (stat_cached(procfd, link, 0, fall_back, &root, NULL) < 0)
 		return -1;
 	*key = (struct root_key){ (uint64_t)ns.st_dev, (uint64_t)ns.st_ino,
@@ -70,7 +62,8 @@ void file_table_init(struct file_table *ft, int procfd)
 	ft->nviews = 1;
 	/* Unread (no namespaces in /proc), every process is taken as
 	 * seeing what the tracer sees. */
-	ft->own_known = read_root_key(procfd, 0, true, &ft->views[0].key) == 0;
+	ft->own_known =
+		read_root_key(procfd, getpid(), true, &ft->views[0].key) == 0;
 }
 
 void file_table_release(struct file_table *ft)
@@ -339,16 +332,22 @@ void file_closed(struct file_table *ft, uint64_t id, int64_t size)
 		ft->files[id - 1].size_last_close = size;
 }
 
+/* A copy of (major, minor, point, fstype) at the end of *mounts. */
+static void push_mount(struct mount_entry **mounts, size_t *n, unsigned major,
+		       unsigned minor, const char *point, const char *fstype)
+{
+	*mounts = xrealloc(*mounts, (*n + 1) * sizeof(**mounts));
+	(*mounts)[(*n)++] = (struct mount_entry){ major, minor, xstrdup(point),
+						  xstrdup(fstype) };
+}
+
 static void add_mount(struct mount_view *v, const char *line, size_t len)
 {
 	struct mountinfo_entry m;
 
-	if (parse_mountinfo_line(line, len, &m) < 0)
-		return;
-	v->mounts = xrealloc(v->mounts, (v->nmounts + 1) * sizeof(*v->mounts));
-	v->mounts[v->nmounts++] = (struct mount_entry){ m.major, m.minor,
-							xstrdup(m.point),
-							xstrdup(m.fstype) };
+	if (parse_mountinfo_line(line, len, &m) == 0)
+		push_mount(&v->mounts, &v->nmounts, m.major, m.minor, m.point,
+			   m.fstype);
 }
 
 /* The view's mounts from now, from tid's mountinfo (the tracer's own for
@@ -356,7 +355,7 @@ static void add_mount(struct mount_view *v, const char *line, size_t len)
 static void read_mounts(struct file_table *ft, uint32_t view, pid_t tid)
 {
 	struct mount_view *v = &ft->views[view];
-	char name[16], path[48];
+	char path[48];
 	char *buf = xmalloc(1u << 20);
 
 	v->mounts_read = true;
@@ -364,8 +363,8 @@ static void read_mounts(struct file_table *ft, uint32_t view, pid_t tid)
 	free_mounts(v->mounts, v->nmounts);
 	v->mounts = NULL;
 	v->nmounts = 0;
-	proc_name(name, sizeof(name), view ? tid : 0);
-	snprintf(path, sizeof(path), "%s/mountinfo", name);
+	snprintf(path, sizeof(path), "%d/mountinfo",
+		 (int)(view ? tid : getpid()));
 	if (read_file_at(ft->procfd, path, buf, 1u << 20) < 0) {
 		free(buf);
 		return;
@@ -416,10 +415,8 @@ static uint32_t use_mount(struct file_table *ft, const struct mount_entry *m)
 	for (size_t i = 0; i < ft->nused; i++)
 		if (same_mount(&ft->used[i], m))
 			return (uint32_t)i + 1;
-	ft->used = xrealloc(ft->used, (ft->nused + 1) * sizeof(*ft->used));
-	ft->used[ft->nused++] = (struct mount_entry){ m->major, m->minor,
-						      xstrdup(m->point),
-						      xstrdup(m->fstype) };
+	push_mount(&ft->used, &ft->nused, m->major, m->minor, m->point,
+		   m->fstype);
 	return (uint32_t)ft->nused;
 }
 

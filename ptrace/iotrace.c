@@ -203,7 +203,6 @@ static void view_move_starts(struct iotrace *io, struct tracee *t)
 		return;
 	t->call.moves_view = true;
 	io->views_moving++;
-	io->root_changes++;
 }
 
 static void view_move_ends(struct iotrace *io, struct tracee *t)
@@ -244,6 +243,17 @@ static void name_in_view(const struct iotrace *io, uint32_t view,
 	free(inside);
 }
 
+/* readlink of /proc/PID/LINK: the kernel's name, as a process in view
+ * names it. */
+static int read_link_in_view(struct iotrace *io, uint32_t view, pid_t pid,
+			     const char *link, struct strbuf *sb)
+{
+	if (read_proc_link(io->procfd, pid, link, sb) < 0)
+		return -1;
+	name_in_view(io, view, sb);
+	return 0;
+}
+
 /*
  * The kernel's name for t's cwd; where it has none to give (a path longer
  * than the 4095 bytes it reports), where the last chdir went, else what
@@ -259,9 +269,8 @@ static const char *cwd_of(struct iotrace *io, const struct tracee *t)
 		return p->cwd_cache;
 	p->cwd_gen = io->dir_renames;
 	sb_init(&sb, PATH_MAX);
-	if (read_proc_link(io->procfd, p->cwd_per_call ? t->tid : p->view_tid,
-			   "cwd", &sb) == 0) {
-		name_in_view(io, view, &sb);
+	if (read_link_in_view(io, view, p->cwd_per_call ? t->tid : p->view_tid,
+			      "cwd", &sb) == 0) {
 		free(p->cwd_cache);
 		p->cwd_cache = sb_detach(&sb);
 	} else if (p->cwd_hint) {
@@ -453,10 +462,7 @@ static int read_fd_path(struct iotrace *io, uint32_t view, pid_t pid, int fd,
 	char link[48];
 
 	snprintf(link, sizeof(link), "fd/%d", fd);
-	if (read_proc_link(io->procfd, pid, link, sb) < 0)
-		return -1;
-	name_in_view(io, view, sb);
-	return 0;
+	return read_link_in_view(io, view, pid, link, sb);
 }
 
 /*
@@ -806,7 +812,6 @@ static bool real_path(struct iotrace *io, uint32_t view, pid_t tid,
 		      const char *path, char real[PATH_MAX])
 {
 	struct strbuf name;
-	char link[32];
 	bool ok;
 	int fd;
 
@@ -815,12 +820,9 @@ static bool real_path(struct iotrace *io, uint32_t view, pid_t tid,
 	fd = open_path(io, view, tid, path, true);
 	if (fd < 0)
 		return false;
-	snprintf(link, sizeof(link), "fd/%d", fd);
 	sb_init(&name, PATH_MAX);
-	ok = read_proc_link(io->procfd, getpid(), link, &name) == 0;
+	ok = read_fd_path(io, view, getpid(), fd, &name) == 0;
 	close(fd);
-	if (ok)
-		name_in_view(io, view, &name);
 	ok = ok && sb_str(&name)[0] == '/' && name.len < PATH_MAX;
 	if (ok)
 		memcpy(real, sb_str(&name), name.len + 1);
@@ -1779,13 +1781,10 @@ static void take_exec_kernel_path(struct iotrace *io, struct tracee *t,
 	if (fd < 0 && !own_exe_path(sb_str(path), p->rec.pid, t->tid))
 		return;
 	sb_init(&kernel, PATH_MAX);
-	if (fd >= 0) {
+	if (fd >= 0)
 		got = read_fd_path(io, view, fd_view(t), fd, &kernel);
-	} else {
-		got = read_proc_link(io->procfd, p->view_tid, "exe", &kernel);
-		if (got == 0)
-			name_in_view(io, view, &kernel);
-	}
+	else
+		got = read_link_in_view(io, view, p->view_tid, "exe", &kernel);
 	if (got == 0 && sb_str(&kernel)[0] == '/') {
 		sb_reset(path);
 		sb_adds(path, sb_str(&kernel));
