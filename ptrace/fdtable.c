@@ -15,7 +15,6 @@ struct ofd *ofd_new(const char *path)
 
 	o->refs = 1;
 	o->offset = -1;
-	o->generic_seek = -1;
 	o->path = xstrdup(path ? path : "");
 	return o;
 }

@@ -20,9 +20,6 @@ struct ofd {
 	int64_t offset; /* the file position; -1: not seekable */
 	uint32_t flags; /* open(2) flags, O_APPEND kept up to date */
 	bool traced; /* a regular file inside --include/--exclude */
-	/* Its filesystem's lseek(SEEK_SET) is the generic one: -1 not yet
-	 * asked (see lseek_known_at_entry in iotrace.c). */
-	int8_t generic_seek;
 	char *path;
 	/* iotrace's count of directory renames when path was taken: a
 	 * directory's path is taken again after one (it is a dirfd) */

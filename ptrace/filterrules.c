@@ -3,6 +3,7 @@
 #include "filterrules.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
@@ -178,6 +179,19 @@ static const struct masked_eq clone_cmds[] = { { 0xffffffffu, IOCTL_FICLONE },
 						 IOCTL_FICLONERANGE } };
 
 /*
+ * fcntl stops for the commands that change what the tracer keeps: a new
+ * descriptor (F_DUPFD, F_DUPFD_CLOEXEC), close-on-exec (F_SETFD) and
+ * O_APPEND (F_SETFL).  Locks (sqlite takes and drops one around every
+ * transaction: a third of its stops) and the F_GET commands run free.
+ */
+static const struct masked_eq fcntl_cmds[] = {
+	{ 0xffffffffu, F_DUPFD },
+	{ 0xffffffffu, F_DUPFD_CLOEXEC },
+	{ 0xffffffffu, F_SETFD },
+	{ 0xffffffffu, F_SETFL },
+};
+
+/*
  * unshare() with a flag that parts the caller from its descriptor table or
  * its cwd (CLONE_NEWNS unshares the cwd too); a new user namespace needs a
  * process of one thread, whose cwd is its process's anyway.
@@ -210,6 +224,9 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 	case SC_IOCTL_CLONE:
 		return add_masked_rules(ctx, data, r->nr, 1, clone_cmds,
 					ARRAY_SIZE(clone_cmds));
+	case SC_FCNTL:
+		return add_masked_rules(ctx, data, r->nr, 1, fcntl_cmds,
+					ARRAY_SIZE(fcntl_cmds));
 	case SC_CLONE:
 		/* A second process on the same descriptor table. */
 		return seccomp_rule_add(ctx, SCMP_ACT_TRACE(data), r->nr, 1,

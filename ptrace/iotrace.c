@@ -15,7 +15,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -1471,44 +1470,31 @@ static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
  * the exit stop: procfs, sysfs and the like have rules of their own, and
  * a FUSE server may open a file nonseekable (ESPIPE).
  */
-static const unsigned long generic_seek_fs[] = {
-	0xEF53, /* ext2, ext3, ext4 */
-	0x58465342, /* xfs */
-	0x9123683E, /* btrfs */
-	0x01021994, /* tmpfs */
-	0x858458F6, /* ramfs */
-	0x794C7630, /* overlay */
-	0x6969, /* nfs */
-	0x2FC12FC1, /* zfs */
-	0xF2F52010, /* f2fs */
-	0xFF534D42, /* cifs */
-	0xFE534D42, /* smb2 */
-	0x00C36400, /* ceph */
-	0x0BD00BD0, /* lustre */
-	0x47504653, /* gpfs */
-	0x19830326, /* beegfs */
-	0x01021997, /* 9p, virtiofs' host shares */
+static const char *const generic_seek_fs[] = {
+	"ext2",	   "ext3",   "ext4", "xfs",    "btrfs", "tmpfs", "ramfs",
+	"overlay", "nfs",    "nfs4", "zfs",    "f2fs",	"cifs",	 "smb3",
+	"ceph",	   "lustre", "gpfs", "beegfs", "9p",
 };
 
-static bool fs_has_generic_seek(struct iotrace *io, pid_t pid, int fd)
-{
-	char link[FD_LINK_SIZE];
-	struct statfs sf;
-	int pfd, err;
+/*
+ * Filesystems whose getattr cannot fail on a file the caller holds open:
+ * it fills in what the inode has (ext4, tmpfs, btrfs; xfs unless shut
+ * down; overlay asks one of these below it).  Network and FUSE ones ask a
+ * server, which may refuse or be gone.
+ */
+static const char *const sure_getattr_fs[] = {
+	"ext2",	 "ext3",  "ext4",    "xfs",  "btrfs",
+	"tmpfs", "ramfs", "overlay", "f2fs",
+};
 
-	/* statfs asks the file system: its server may be a tracee. */
-	if (io->serves_fuse)
-		return false;
-	fd_link(link, pid, fd);
-	pfd = openat(io->procfd, link, O_PATH | O_CLOEXEC);
-	if (pfd < 0)
-		return false;
-	err = fstatfs(pfd, &sf);
-	close(pfd);
-	if (err < 0)
-		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(generic_seek_fs); i++)
-		if ((unsigned long)sf.f_type == generic_seek_fs[i])
+/* Whether o's file is on a filesystem of list, as its mount says. */
+static bool fs_in(struct iotrace *io, const struct ofd *o,
+		  const char *const *list, size_t n)
+{
+	const char *type = file_fstype(&io->files, o->inode_id);
+
+	for (size_t i = 0; type && i < n; i++)
+		if (strcmp(type, list[i]) == 0)
 			return true;
 	return false;
 }
@@ -1535,9 +1521,76 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 	/* An O_PATH descriptor refuses lseek (EBADF). */
 	if (!o || !o->traced || o->refs != 1 || (o->flags & O_PATH))
 		return false;
-	if (o->generic_seek < 0)
-		o->generic_seek = fs_has_generic_seek(io, fd_view(t), fd);
-	return o->generic_seek;
+	return fs_in(io, o, generic_seek_fs, ARRAY_SIZE(generic_seek_fs));
+}
+
+/* The flags fstatat and statx take without EINVAL (fs/stat.c). */
+#define FSTATAT_FLAGS (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH)
+#ifndef AT_STATX_SYNC_TYPE
+#define AT_STATX_SYNC_TYPE 0x6000
+#endif
+#define STATX_RESERVED_MASK 0x80000000u
+
+static bool statx_args_valid(uint32_t flags, uint32_t mask)
+{
+	return !(flags & ~(FSTATAT_FLAGS | AT_STATX_SYNC_TYPE)) &&
+	       (flags & AT_STATX_SYNC_TYPE) != AT_STATX_SYNC_TYPE &&
+	       !(mask & STATX_RESERVED_MASK);
+}
+
+/* The kernel copies a whole struct stat, or struct statx (256 bytes). */
+#define STATX_STRUCT_SIZE 256
+
+/*
+ * fstat(fd, buf), or fstatat or statx of fd itself ("" and AT_EMPTY_PATH),
+ * on a traced file of a filesystem whose getattr cannot fail returns 0,
+ * unless the kernel cannot write buf (EFAULT): whether it can is asked the
+ * same way (tracee_rewrite).  Its S row is then known at the entry and the
+ * exit stop is spared: tar stats each file twice through its descriptor,
+ * 4 of its 9 stops per file at --level files.  Flags the kernel refuses
+ * (EINVAL), a NULL path (EFAULT before Linux 6.11), i386's and x32's
+ * layouts, a task that serves FUSE (its pages may be files it serves),
+ * and a descriptor another thread or process could close meanwhile keep
+ * the exit.
+ */
+static bool stat_known_at_entry(struct iotrace *io, struct tracee *t)
+{
+	const uint64_t *a = t->call.args;
+	size_t len = sizeof(struct stat);
+	int fd = arg_fd(t, 0);
+	uint64_t buf;
+	struct ofd *o;
+
+	/* Another thread, or a process sharing the table, could close fd
+	 * before the kernel looks it up (EBADF). */
+	if (is_i386(t) || t->call.x32 || io->serves_fuse || !t->call.alone ||
+	    caller_fds(t)->refs != 1)
+		return false;
+	switch (t->call.id) {
+	case SC_FSTAT:
+		buf = a[1];
+		break;
+	case SC_FSTATAT:
+		if (!t->call.empty_path || !a[1] ||
+		    ((uint32_t)a[3] & ~FSTATAT_FLAGS))
+			return false;
+		buf = a[2];
+		break;
+	case SC_STATX:
+		if (!t->call.empty_path || !a[1] ||
+		    !statx_args_valid((uint32_t)a[2], (uint32_t)a[3]))
+			return false;
+		buf = a[4];
+		len = STATX_STRUCT_SIZE;
+		break;
+	default:
+		return false;
+	}
+	o = lookup_fd(io, t, fd);
+	if (!o || !o->traced ||
+	    !fs_in(io, o, sure_getattr_fs, ARRAY_SIZE(sure_getattr_fs)))
+		return false;
+	return tracee_rewrite(t->tid, buf, len) == 0;
 }
 
 /*
@@ -2305,6 +2358,14 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_LSEEK:
 		if (lseek_known_at_entry(io, t)) {
 			on_lseek(io, t, (int64_t)t->call.args[1]);
+			data &= ~SC_DATA_NEEDS_EXIT;
+		}
+		break;
+	case SC_FSTAT:
+	case SC_FSTATAT:
+	case SC_STATX:
+		if (stat_known_at_entry(io, t)) {
+			on_stat_fd(io, t, arg_fd(t, 0), 0);
 			data &= ~SC_DATA_NEEDS_EXIT;
 		}
 		break;

@@ -65,6 +65,27 @@ int tracee_read(pid_t tid, int pages, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+int tracee_rewrite(pid_t tid, uint64_t addr, size_t len)
+{
+	unsigned char buf[TRACEE_REWRITE_MAX];
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
+				.iov_len = len };
+	ssize_t n;
+	int err;
+
+	if (len > sizeof(buf))
+		return -E2BIG;
+	err = tracee_read(tid, TRACEE_ANY_PAGE, addr, buf, len);
+	if (err < 0)
+		return err;
+	/* No FOLL_FORCE: a read-only page refuses, as copy_to_user would. */
+	n = process_vm_writev(tid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
 ssize_t tracee_read_str(pid_t tid, int pages, uint64_t addr, char *buf,
 			size_t size)
 {
