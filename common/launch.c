@@ -7,25 +7,17 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "signals.h"
 #include "util.h"
 
-/* Messages on the error pipe: a kind and a value. */
-enum { NOTE_HOOK = 1, NOTE_EXEC_ERROR = 2 };
-
-static void send_note(int err_fd, int kind, int value)
+static void report_exec_error(struct launch_notes *notes, const char *path,
+			      int err)
 {
-	int msg[2] = { kind, value };
-
-	(void)!write(err_fd, msg, sizeof(msg));
-}
-
-static void report_exec_error(int err_fd, const char *path, int err)
-{
-	send_note(err_fd, NOTE_EXEC_ERROR, err);
+	notes->exec_error = err;
 	warnx_line("cannot execute %s: %s", path, strerror(err));
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
 }
@@ -84,10 +76,9 @@ static void die_with_parent(pid_t parent)
 }
 
 static void child(struct launch *l, const char *path, char *const argv[],
-		  int go_fd, int err_fd)
+		  int go_fd)
 {
 	enum launch_go go = wait_for_go(go_fd);
-	int note = 0;
 
 	close(go_fd);
 	if (go == LAUNCH_CANCEL)
@@ -98,50 +89,62 @@ static void child(struct launch *l, const char *path, char *const argv[],
 		warnx_line("the task dies with iowrap: %s", strerror(errno));
 	signals_restore_for_child();
 	if (go == LAUNCH_RUN && l->before_exec)
-		note = l->before_exec(l->hook_arg);
-	if (note)
-		send_note(err_fd, NOTE_HOOK, note);
+		l->notes->hook = l->before_exec(l->hook_arg);
 	execv(path, argv);
 	if (errno == ENOEXEC)
 		exec_as_script(path, argv);
-	report_exec_error(err_fd, path, errno);
+	report_exec_error(l->notes, path, errno);
+}
+
+static void close_pair(int fds[2])
+{
+	close(fds[0]);
+	close(fds[1]);
 }
 
 int launch_prepare(struct launch *l, const char *path, char *const argv[])
 {
 	pid_t parent = getpid();
-	int go[2], err[2];
+	int go[2], done[2], err;
 
-	if (pipe2(go, O_CLOEXEC) < 0)
+	l->notes = mmap(NULL, sizeof(*l->notes), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (l->notes == MAP_FAILED) {
+		l->notes = NULL;
 		return -errno;
-	if (pipe2(err, O_CLOEXEC) < 0) {
-		int e = -errno;
-
-		close(go[0]);
-		close(go[1]);
-		return e;
+	}
+	if (pipe2(go, O_CLOEXEC) < 0)
+		goto fail;
+	if (pipe2(done, O_CLOEXEC) < 0) {
+		err = errno;
+		close_pair(go);
+		errno = err;
+		goto fail;
 	}
 	l->pid = fork();
 	if (l->pid < 0) {
-		int e = -errno;
-
-		close(go[0]);
-		close(go[1]);
-		close(err[0]);
-		close(err[1]);
-		return e;
+		err = errno;
+		close_pair(go);
+		close_pair(done);
+		errno = err;
+		goto fail;
 	}
 	if (l->pid == 0) {
 		die_with_parent(parent);
 		close(go[1]);
-		close(err[0]);
-		child(l, path, argv, go[0], err[1]);
+		close(done[0]);
+		child(l, path, argv, go[0]);
 	}
 	close(go[0]);
-	close(err[1]);
+	close(done[1]);
 	l->go_fd = go[1];
-	l->err_fd = err[0];
+	l->done_fd = done[0];
 	return 0;
+fail:
+	err = -errno;
+	munmap(l->notes, sizeof(*l->notes));
+	l->notes = NULL;
+	return err;
 }
 
 void launch_release(struct launch *l, enum launch_go go)
@@ -157,22 +160,17 @@ void launch_release(struct launch *l, enum launch_go go)
 
 int launch_exec_error(struct launch *l, int *hook_note)
 {
-	int msg[2], err = 0;
-	ssize_t n;
+	char byte;
+	int err;
 
-	*hook_note = 0;
-	for (;;) {
-		n = read(l->err_fd, msg, sizeof(msg));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n != (ssize_t)sizeof(msg))
-			break;
-		if (msg[0] == NOTE_HOOK)
-			*hook_note = msg[1];
-		else if (msg[0] == NOTE_EXEC_ERROR)
-			err = msg[1];
-	}
-	close(l->err_fd);
-	l->err_fd = -1;
+	/* Nothing is written: EOF comes at the exec or the child's end. */
+	while (read(l->done_fd, &byte, 1) < 0 && errno == EINTR)
+		;
+	close(l->done_fd);
+	l->done_fd = -1;
+	*hook_note = l->notes->hook;
+	err = l->notes->exec_error;
+	munmap(l->notes, sizeof(*l->notes));
+	l->notes = NULL;
 	return err;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Starts the task: a child that waits on a pipe until the tracer has
- * attached (or decided not to), then execs the command.  An exec error is
- * passed back on a close-on-exec pipe, as posix_spawn does.
+ * attached (or decided not to), then execs the command.  Its hook's note
+ * and an exec error are left in a page shared with the parent, which
+ * looks once a close-on-exec pipe says the exec is done (posix_spawn's
+ * way, without writing to the pipe: the task's wchar would count it).
  */
 #ifndef IOWRAP_LAUNCH_H
 #define IOWRAP_LAUNCH_H
@@ -23,10 +25,17 @@ enum launch_go {
 	LAUNCH_RUN_BARE,
 };
 
+/* What the child leaves for the parent. */
+struct launch_notes {
+	int hook; /* what before_exec returned */
+	int exec_error; /* the errno of a failed exec */
+};
+
 struct launch {
 	pid_t pid;
 	int go_fd; /* parent's end: closing it releases the child */
-	int err_fd; /* parent's end: notes, and the errno of a failed exec */
+	int done_fd; /* parent's end: EOF once the child has execed or died */
+	struct launch_notes *notes; /* MAP_SHARED with the child */
 	launch_hook before_exec;
 	void *hook_arg;
 };

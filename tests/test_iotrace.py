@@ -1099,12 +1099,17 @@ def test_inode_number_freed_outside_the_task_gets_a_new_id(tmp_path):
 def test_no_new_privs_only_when_the_kernel_asks(tmp_path):
     """With CAP_SYS_ADMIN (root here) the filter goes in without
     NO_NEW_PRIVS, so setuid programs in the task keep working; as an
-    unprivileged user it has to be set, and the summary says so."""
+    unprivileged user it has to be set, and the summary says so.  iowrap
+    learns that from the task's first process without a write there: its
+    8-byte note on a pipe counted in the task's wchar and syscw."""
     script = "grep NoNewPrivs /proc/self/status"
     t = run_iowrap(["--level", "files", "--", "sh", "-c", script],
                    outdir=tmp_path / "root", preexec_fn=None)
     assert t.stdout == "NoNewPrivs:\t0\n"
     assert t.summary["tracing"]["no_new_privs"] is False
+    written = (len(t.stdout), 1)  # grep's one write, the task's only one
+    assert (t.summary["totals"]["wchar_bytes"],
+            t.summary["totals"]["syscw"]) == written
     base = Path(tempfile.mkdtemp(dir="/tmp"))
     try:
         base.chmod(0o777)
@@ -1118,6 +1123,8 @@ def test_no_new_privs_only_when_the_kernel_asks(tmp_path):
         summary = json.loads((base / "t" / "summary.json").read_text())
         assert summary["tracing"]["no_new_privs"] is True
         assert summary["tracing"]["syscall_stops"] > 0
+        assert (summary["totals"]["wchar_bytes"],
+                summary["totals"]["syscw"]) == written
     finally:
         shutil.rmtree(base)
 
