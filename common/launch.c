@@ -96,12 +96,6 @@ static void child(struct launch *l, const char *path, char *const argv[],
 	report_exec_error(l->notes, path, errno);
 }
 
-static void close_pair(int fds[2])
-{
-	close(fds[0]);
-	close(fds[1]);
-}
-
 int launch_prepare(struct launch *l, const char *path, char *const argv[])
 {
 	pid_t parent = getpid();
@@ -113,21 +107,18 @@ int launch_prepare(struct launch *l, const char *path, char *const argv[])
 		l->notes = NULL;
 		return -errno;
 	}
-	if (pipe2(go, O_CLOEXEC) < 0)
-		goto fail;
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		err = -errno;
+		goto err_unmap;
+	}
 	if (pipe2(done, O_CLOEXEC) < 0) {
-		err = errno;
-		close_pair(go);
-		errno = err;
-		goto fail;
+		err = -errno;
+		goto err_close_go;
 	}
 	l->pid = fork();
 	if (l->pid < 0) {
-		err = errno;
-		close_pair(go);
-		close_pair(done);
-		errno = err;
-		goto fail;
+		err = -errno;
+		goto err_close_done;
 	}
 	if (l->pid == 0) {
 		die_with_parent(parent);
@@ -140,11 +131,26 @@ int launch_prepare(struct launch *l, const char *path, char *const argv[])
 	l->go_fd = go[1];
 	l->done_fd = done[0];
 	return 0;
-fail:
-	err = -errno;
+
+err_close_done:
+	close(done[0]);
+	close(done[1]);
+err_close_go:
+	close(go[0]);
+	close(go[1]);
+err_unmap:
 	munmap(l->notes, sizeof(*l->notes));
 	l->notes = NULL;
 	return err;
+}
+
+/* What the child left, and the pipe that says when: no longer needed. */
+static void launch_end(struct launch *l)
+{
+	close(l->done_fd);
+	l->done_fd = -1;
+	munmap(l->notes, sizeof(*l->notes));
+	l->notes = NULL;
 }
 
 void launch_release(struct launch *l, enum launch_go go)
@@ -156,6 +162,8 @@ void launch_release(struct launch *l, enum launch_go go)
 		kill(l->pid, SIGKILL);
 	close(l->go_fd);
 	l->go_fd = -1;
+	if (go == LAUNCH_CANCEL)
+		launch_end(l);
 }
 
 int launch_exec_error(struct launch *l, int *hook_note)
@@ -166,11 +174,8 @@ int launch_exec_error(struct launch *l, int *hook_note)
 	/* Nothing is written: EOF comes at the exec or the child's end. */
 	while (read(l->done_fd, &byte, 1) < 0 && errno == EINTR)
 		;
-	close(l->done_fd);
-	l->done_fd = -1;
 	*hook_note = l->notes->hook;
 	err = l->notes->exec_error;
-	munmap(l->notes, sizeof(*l->notes));
-	l->notes = NULL;
+	launch_end(l);
 	return err;
 }

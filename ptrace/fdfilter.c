@@ -325,14 +325,26 @@ static void plan_fd(struct fd_plan *plan, int fd)
 		plan->fds[plan->nfds++] = fd;
 }
 
+/* Every exit stop asks; the usual answer is nothing, found with bit
+ * operations and at most 8 lookups for numbers above 64. */
+bool fdscope_pending(const struct fd_scope *s, const struct fd_numbers *traced)
+{
+	if (s->all || s->gave_up)
+		return false;
+	if (s->want_all || traced->overflow || (traced->low & ~s->fds.low))
+		return true;
+	for (size_t i = 0; i < traced->nhigh; i++)
+		if (!fd_numbers_has(&s->fds, traced->high[i]))
+			return true;
+	return false;
+}
+
 bool fdscope_plan(const struct fd_scope *s, const struct fd_numbers *traced,
 		  struct fd_plan *plan)
 {
 	uint64_t low = traced->low & ~s->fds.low;
 
-	/* Every exit stop asks; the usual answer is nothing, found with
-	 * bit operations and at most 8 lookups for numbers above 64. */
-	if (s->all || s->gave_up)
+	if (!fdscope_pending(s, traced))
 		return false;
 	plan->nfds = 0;
 	plan->all = s->want_all || traced->overflow;

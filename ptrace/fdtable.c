@@ -15,6 +15,7 @@ struct ofd *ofd_new(const char *path)
 
 	o->refs = 1;
 	o->offset = -1;
+	o->fs_type = -1;
 	o->path = xstrdup(path ? path : "");
 	return o;
 }

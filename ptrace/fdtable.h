@@ -20,6 +20,9 @@ struct ofd {
 	int64_t offset; /* the file position; -1: not seekable */
 	uint32_t flags; /* open(2) flags, O_APPEND kept up to date */
 	bool traced; /* a regular file inside --include/--exclude */
+	/* Its filesystem's type (statfs's f_type): -1 not yet asked, 0 not
+	 * known (fs_type_of in iotrace.c). */
+	int64_t fs_type;
 	char *path;
 	/* iotrace's count of directory renames when path was taken: a
 	 * directory's path is taken again after one (it is a dirfd) */

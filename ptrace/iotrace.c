@@ -15,8 +15,13 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+/* musl before 1.2.5 has no struct statx (common/util.c). */
+#ifndef STATX_TYPE
+#include <linux/stat.h>
+#endif
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1470,33 +1475,92 @@ static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
  * the exit stop: procfs, sysfs and the like have rules of their own, and
  * a FUSE server may open a file nonseekable (ESPIPE).
  */
-static const char *const generic_seek_fs[] = {
-	"ext2",	   "ext3",   "ext4", "xfs",    "btrfs", "tmpfs", "ramfs",
-	"overlay", "nfs",    "nfs4", "zfs",    "f2fs",	"cifs",	 "smb3",
-	"ceph",	   "lustre", "gpfs", "beegfs", "9p",
+static const unsigned long generic_seek_fs[] = {
+	0xEF53, /* ext2, ext3, ext4 */
+	0x58465342, /* xfs */
+	0x9123683E, /* btrfs */
+	0x01021994, /* tmpfs */
+	0x858458F6, /* ramfs */
+	0x794C7630, /* overlay */
+	0x6969, /* nfs */
+	0x2FC12FC1, /* zfs */
+	0xF2F52010, /* f2fs */
+	0xFF534D42, /* cifs */
+	0xFE534D42, /* smb2 */
+	0x00C36400, /* ceph */
+	0x0BD00BD0, /* lustre */
+	0x47504653, /* gpfs */
+	0x19830326, /* beegfs */
+	0x01021997, /* 9p, virtiofs' host shares */
 };
 
 /*
- * Filesystems whose getattr cannot fail on a file the caller holds open:
- * it fills in what the inode has (ext4, tmpfs, btrfs; xfs unless shut
- * down; overlay asks one of these below it).  Network and FUSE ones ask a
- * server, which may refuse or be gone.
+ * Filesystems whose getattr fills in what the inode holds and cannot fail
+ * on a file the caller holds open (xfs: unless shut down, when every call
+ * fails).  Not overlay: it asks the layer below, which may be NFS or FUSE;
+ * nor network filesystems and FUSE, which ask a server.
  */
-static const char *const sure_getattr_fs[] = {
-	"ext2",	 "ext3",  "ext4",    "xfs",  "btrfs",
-	"tmpfs", "ramfs", "overlay", "f2fs",
+static const unsigned long sure_getattr_fs[] = {
+	0xEF53, /* ext2, ext3, ext4 */
+	0x58465342, /* xfs */
+	0x9123683E, /* btrfs */
+	0x01021994, /* tmpfs */
+	0x858458F6, /* ramfs */
+	0xF2F52010, /* f2fs */
 };
 
-/* Whether o's file is on a filesystem of list, as its mount says. */
-static bool fs_in(struct iotrace *io, const struct ofd *o,
-		  const char *const *list, size_t n)
+/* The type of the filesystem fd's file is on, asked once per description
+ * (statfs: a btrfs subvolume's device is in no mountinfo line); 0 where
+ * it cannot be asked. */
+static unsigned long fs_type_of(struct iotrace *io, const struct tracee *t,
+				int fd, struct ofd *o)
 {
-	const char *type = file_fstype(&io->files, o->inode_id);
+	char link[FD_LINK_SIZE];
+	struct statfs sf;
+	int pfd, err;
 
+	if (o->fs_type >= 0)
+		return (unsigned long)o->fs_type;
+	/* statfs asks the file system: its server may be a tracee. */
+	if (io->serves_fuse)
+		return 0;
+	o->fs_type = 0;
+	fd_link(link, fd_view(t), fd);
+	pfd = openat(io->procfd, link, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return 0;
+	err = fstatfs(pfd, &sf);
+	close(pfd);
+	if (err == 0)
+		o->fs_type = (int64_t)(unsigned long)sf.f_type;
+	return (unsigned long)o->fs_type;
+}
+
+static bool fs_in(unsigned long type, const unsigned long *list, size_t n)
+{
 	for (size_t i = 0; type && i < n; i++)
-		if (strcmp(type, list[i]) == 0)
+		if (type == list[i])
 			return true;
 	return false;
+}
+
+/*
+ * Whether a call on fd may be settled at its entry at all: a call of
+ * x86_64's; nothing else can close or move the descriptor meanwhile (a
+ * process of one thread, its table its own, no io_uring, whose operations
+ * can close one); and no filter is waiting to go in, which it would put
+ * off to a later exit stop, past the reads it is for.
+ */
+static bool may_settle_at_entry(struct iotrace *io, struct tracee *t)
+{
+	static const struct fd_numbers none;
+	struct process *p = t->proc;
+
+	return t->call.arch == AUDIT_ARCH_X86_64 && !t->call.x32 &&
+	       t->call.alone && caller_fds(t)->refs == 1 &&
+	       !io->used_io_uring &&
+	       !(io->scoped &&
+		 fdscope_pending(&p->scope, p->fds ? &p->fds->traced : &none));
 }
 
 /*
@@ -1504,9 +1568,9 @@ static bool fs_in(struct iotrace *io, const struct ofd *o,
  * a filesystem returns off: its L row and the new position are known at
  * the entry, and the exit stop is spared (ld seeks before each read: 1,394
  * of a small make's 31,000 stops).  Only where nothing else can use the
- * position meanwhile: a process of one thread, the description in one
- * descriptor of one table (not shared after a fork, nor with CLONE_FILES).
- * i386's lseek takes a 32-bit offset: left to the exit.
+ * position meanwhile: may_settle_at_entry, and the description in one
+ * descriptor (not shared after a dup or fork).  i386's lseek takes a
+ * 32-bit offset: left to the exit.
  */
 static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 {
@@ -1514,32 +1578,29 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 	int fd = arg_fd(t, 0);
 	struct ofd *o;
 
-	if (is_i386(t) || (uint32_t)t->call.args[2] != SEEK_SET || off < 0 ||
-	    off > INT32_MAX || !t->call.alone || caller_fds(t)->refs != 1)
+	if (!may_settle_at_entry(io, t) ||
+	    (uint32_t)t->call.args[2] != SEEK_SET || off < 0 || off > INT32_MAX)
 		return false;
 	o = lookup_fd(io, t, fd);
 	/* An O_PATH descriptor refuses lseek (EBADF). */
 	if (!o || !o->traced || o->refs != 1 || (o->flags & O_PATH))
 		return false;
-	return fs_in(io, o, generic_seek_fs, ARRAY_SIZE(generic_seek_fs));
+	return fs_in(fs_type_of(io, t, fd, o), generic_seek_fs,
+		     ARRAY_SIZE(generic_seek_fs));
 }
 
 /* The flags fstatat and statx take without EINVAL (fs/stat.c). */
 #define FSTATAT_FLAGS (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH)
 #ifndef AT_STATX_SYNC_TYPE
-#define AT_STATX_SYNC_TYPE 0x6000
+#define AT_STATX_SYNC_TYPE 0x6000 /* linux/fcntl.h's; musl has none */
 #endif
-#define STATX_RESERVED_MASK 0x80000000u
 
 static bool statx_args_valid(uint32_t flags, uint32_t mask)
 {
 	return !(flags & ~(FSTATAT_FLAGS | AT_STATX_SYNC_TYPE)) &&
 	       (flags & AT_STATX_SYNC_TYPE) != AT_STATX_SYNC_TYPE &&
-	       !(mask & STATX_RESERVED_MASK);
+	       !(mask & STATX__RESERVED);
 }
-
-/* The kernel copies a whole struct stat, or struct statx (256 bytes). */
-#define STATX_STRUCT_SIZE 256
 
 /*
  * fstat(fd, buf), or fstatat or statx of fd itself ("" and AT_EMPTY_PATH),
@@ -1548,10 +1609,8 @@ static bool statx_args_valid(uint32_t flags, uint32_t mask)
  * same way (tracee_rewrite).  Its S row is then known at the entry and the
  * exit stop is spared: tar stats each file twice through its descriptor,
  * 4 of its 9 stops per file at --level files.  Flags the kernel refuses
- * (EINVAL), a NULL path (EFAULT before Linux 6.11), i386's and x32's
- * layouts, a task that serves FUSE (its pages may be files it serves),
- * and a descriptor another thread or process could close meanwhile keep
- * the exit.
+ * (EINVAL), a NULL path (EFAULT before Linux 6.11) and a task that serves
+ * FUSE (a page of buf may be a file it serves) keep the exit.
  */
 static bool stat_known_at_entry(struct iotrace *io, struct tracee *t)
 {
@@ -1561,10 +1620,7 @@ static bool stat_known_at_entry(struct iotrace *io, struct tracee *t)
 	uint64_t buf;
 	struct ofd *o;
 
-	/* Another thread, or a process sharing the table, could close fd
-	 * before the kernel looks it up (EBADF). */
-	if (is_i386(t) || t->call.x32 || io->serves_fuse || !t->call.alone ||
-	    caller_fds(t)->refs != 1)
+	if (!may_settle_at_entry(io, t) || io->serves_fuse)
 		return false;
 	switch (t->call.id) {
 	case SC_FSTAT:
@@ -1581,14 +1637,15 @@ static bool stat_known_at_entry(struct iotrace *io, struct tracee *t)
 		    !statx_args_valid((uint32_t)a[2], (uint32_t)a[3]))
 			return false;
 		buf = a[4];
-		len = STATX_STRUCT_SIZE;
+		len = sizeof(struct statx);
 		break;
 	default:
 		return false;
 	}
 	o = lookup_fd(io, t, fd);
 	if (!o || !o->traced ||
-	    !fs_in(io, o, sure_getattr_fs, ARRAY_SIZE(sure_getattr_fs)))
+	    !fs_in(fs_type_of(io, t, fd, o), sure_getattr_fs,
+		   ARRAY_SIZE(sure_getattr_fs)))
 		return false;
 	return tracee_rewrite(t->tid, buf, len) == 0;
 }

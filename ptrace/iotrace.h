@@ -25,6 +25,8 @@ struct iotrace {
 	const char *const *exclude; /* path prefixes not traced */
 	uint64_t syscall_stops;
 	uint64_t unknown_syscalls; /* trapped, but not in our tables */
+	/* the task runs under the descriptor-scoped filter (fdfilter.h) */
+	bool scoped;
 	bool used_io_uring;
 	bool used_linux_aio; /* io_submit: its reads and writes are not */
 	/* a process of the task opened /dev/fuse: it may serve a file

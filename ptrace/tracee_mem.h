@@ -29,12 +29,12 @@ bool tracee_syscall_info(pid_t tid, struct ptrace_syscall_info *si);
 
 /* Copies len bytes from addr; 0 or -errno. */
 int tracee_read(pid_t tid, int pages, uint64_t addr, void *buf, size_t len);
+#define TRACEE_REWRITE_MAX 512
 /*
  * Whether a syscall could write len bytes (at most TRACEE_REWRITE_MAX) at
  * addr: they are read and written back unchanged, any page, so only where
  * no page of the tracee can be a file it serves.  0 or -errno.
  */
-#define TRACEE_REWRITE_MAX 512
 int tracee_rewrite(pid_t tid, uint64_t addr, size_t len);
 /* Copies a NUL-terminated string of at most size-1 bytes; returns its
  * length, or -errno (-ENAMETOOLONG if it does not end in size). */

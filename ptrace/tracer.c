@@ -989,6 +989,7 @@ static void start_scope(struct tracer *tr, struct process *main)
 	tr->scoped = tr->cfg->level == LEVEL_FULL &&
 		     (!known || st.no_new_privs);
 	tr->result->fd_scoped = tr->scoped;
+	tr->io.scoped = tr->scoped;
 	/* A filter from before iowrap (a container's) might refuse the
 	 * ppoll a process handed over is parked in: tried first. */
 	tr->base_filters = known ? st.seccomp_filters : 0;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * statfd FILE N: N rounds of stats of FILE's descriptor itself, through
+ * statfd FILE N [io_uring]: N rounds of stats of FILE's descriptor itself
+ * (after an io_uring_setup, with io_uring; its result does not matter),
+ * through
  * the raw syscalls (libcs differ in which they call), most of which the
  * kernel refuses: a NULL, a read-only and a cut-short buffer (EFAULT),
  * statx's flags and mask it does not take (EINVAL; fstatat of an empty
@@ -95,8 +97,13 @@ int main(int argc, char **argv)
 	char *pages;
 	int fd, rounds;
 
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		return 2;
+	if (argc == 4) {
+		unsigned char params[120] = { 0 }; /* struct io_uring_params */
+
+		syscall(425 /* io_uring_setup */, 1, params);
+	}
 	rounds = atoi(argv[2]);
 	fd = open(argv[1], O_RDONLY);
 	pages = page_pair(page);
