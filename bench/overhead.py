@@ -78,11 +78,11 @@ FILES_SET = """open openat openat2 creat close close_range dup dup2 dup3
 fcntl fcntl64 execve execveat unlink unlinkat rmdir rename renameat
 renameat2 link linkat symlink symlinkat mkdir mkdirat truncate truncate64
 ftruncate ftruncate64 mmap mmap2 chdir fchdir stat stat64 lstat lstat64
-fstat fstat64 newfstatat fstatat64 statx access faccessat faccessat2""".split()
+fstat fstat64 newfstatat fstatat64 statx access faccessat faccessat2
+io_uring_setup""".split()
 FULL_EXTRA = """read write pread64 pwrite64 readv writev preadv pwritev
 preadv2 pwritev2 sendfile sendfile64 copy_file_range splice fsync fdatasync
-sync_file_range fallocate lseek _llseek io_uring_setup
-io_uring_enter""".split()
+sync_file_range fallocate lseek _llseek io_uring_enter""".split()
 
 # iowrap stops at these only for some arguments (ioctl: FIOCLEX and
 # FIONCLEX); strace cannot select by argument and would stop at every call,

@@ -42,6 +42,7 @@ struct launch {
 
 /* Forks the waiting child (before_exec set, or NULL); 0 or -errno. */
 int launch_prepare(struct launch *l, const char *path, char *const argv[]);
+/* LAUNCH_CANCEL also drops the notes: launch_exec_error is not called. */
 void launch_release(struct launch *l, enum launch_go go);
 /* After the child is gone: errno of a failed exec, or 0; *hook_note is
  * what the hook returned. */

@@ -325,8 +325,9 @@ static void plan_fd(struct fd_plan *plan, int fd)
 		plan->fds[plan->nfds++] = fd;
 }
 
-/* Every exit stop asks; the usual answer is nothing, found with bit
- * operations and at most 8 lookups for numbers above 64. */
+/* Every exit stop asks, and so does a call that could be settled at its
+ * entry; the usual answer is nothing, found with bit operations and at
+ * most 8 lookups for numbers above 64. */
 bool fdscope_pending(const struct fd_scope *s, const struct fd_numbers *traced)
 {
 	if (s->all || s->gave_up)

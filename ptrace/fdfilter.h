@@ -91,7 +91,8 @@ struct fd_plan {
  */
 bool fdscope_plan(const struct fd_scope *s, const struct fd_numbers *traced,
 		  struct fd_plan *plan);
-/* Whether the process's filters lack one (fdscope_plan would plan it). */
+/* Whether the process's filters miss a number of traced (fdscope_plan
+ * would plan a filter to add). */
 bool fdscope_pending(const struct fd_scope *s, const struct fd_numbers *traced);
 /* Records the plan's filter as added, or that adding one failed (then
  * the process gets no more tries: the failure is in the summary). */

@@ -15,7 +15,7 @@ struct ofd *ofd_new(const char *path)
 
 	o->refs = 1;
 	o->offset = -1;
-	o->fs_type = -1;
+	o->fs_settles = -1;
 	o->path = xstrdup(path ? path : "");
 	return o;
 }
@@ -56,6 +56,13 @@ struct fdtable *fdtable_copy(const struct fdtable *t)
 			ofd_get(c->slot[fd].ofd);
 	}
 	return c;
+}
+
+const struct fd_numbers *fdtable_traced(const struct fdtable *t)
+{
+	static const struct fd_numbers none;
+
+	return t ? &t->traced : &none;
 }
 
 void fdtable_put(struct fdtable *t)

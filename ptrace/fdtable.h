@@ -20,9 +20,9 @@ struct ofd {
 	int64_t offset; /* the file position; -1: not seekable */
 	uint32_t flags; /* open(2) flags, O_APPEND kept up to date */
 	bool traced; /* a regular file inside --include/--exclude */
-	/* Its filesystem's type (statfs's f_type): -1 not yet asked, 0 not
-	 * known (fs_type_of in iotrace.c). */
-	int64_t fs_type;
+	/* What its filesystem lets the tracer settle at a call's entry:
+	 * -1 not yet known (fs_settles in iotrace.c). */
+	int8_t fs_settles;
 	char *path;
 	/* iotrace's count of directory renames when path was taken: a
 	 * directory's path is taken again after one (it is a dirfd) */
@@ -54,6 +54,8 @@ struct fdtable *fdtable_new(void);
 /* fork: a new table sharing the same descriptions. */
 struct fdtable *fdtable_copy(const struct fdtable *t);
 void fdtable_put(struct fdtable *t);
+/* The numbers t's descriptors held traced files on; none for no table. */
+const struct fd_numbers *fdtable_traced(const struct fdtable *t);
 /* NULL if fd is not known (yet). */
 struct ofd *fdtable_get(const struct fdtable *t, int fd);
 /* Installs o at fd (taking a reference), closing what was there. */

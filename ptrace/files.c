@@ -332,6 +332,14 @@ void file_closed(struct file_table *ft, uint64_t id, int64_t size)
 		ft->files[id - 1].size_last_close = size;
 }
 
+const char *file_fstype(const struct file_table *ft, uint64_t id)
+{
+	uint32_t mount = id >= 1 && id <= ft->nfiles ? ft->files[id - 1].mount :
+						       0;
+
+	return mount ? ft->used[mount - 1].fstype : NULL;
+}
+
 /* A copy of (major, minor, point, fstype) at the end of *mounts. */
 static void push_mount(struct mount_entry **mounts, size_t *n, unsigned major,
 		       unsigned minor, const char *point, const char *fstype)

@@ -114,6 +114,10 @@ void file_mounts_changed(struct file_table *ft);
 /* The root a kernel's name for a file seen in view starts with, when
  * that is not the process's "/" (a chroot's directory); NULL else. */
 const char *file_view_prefix(const struct file_table *ft, uint32_t view);
+/* The type of the filesystem file id is on, as its mount's line in
+ * mountinfo names it ("ext4"); NULL where its mount is not known (a
+ * btrfs subvolume's device is on no line). */
+const char *file_fstype(const struct file_table *ft, uint64_t id);
 struct stat;
 /* The id of the file st is of (its device and inode number, its birth
  * time if known, else 0), created with its size as its first-open size;

@@ -1468,99 +1468,124 @@ static void on_lseek(struct iotrace *io, struct tracee *t, int64_t ret)
 	emit(io, t, &op);
 }
 
-/*
- * Filesystems whose regular files take lseek(SEEK_SET) through the VFS's
- * generic_file_llseek (vfs_setpos): any offset from 0 to their maximum
- * file size, at least 2 GiB, is set and returned as it is.  Others keep
- * the exit stop: procfs, sysfs and the like have rules of their own, and
- * a FUSE server may open a file nonseekable (ESPIPE).
- */
-static const unsigned long generic_seek_fs[] = {
-	0xEF53, /* ext2, ext3, ext4 */
-	0x58465342, /* xfs */
-	0x9123683E, /* btrfs */
-	0x01021994, /* tmpfs */
-	0x858458F6, /* ramfs */
-	0x794C7630, /* overlay */
-	0x6969, /* nfs */
-	0x2FC12FC1, /* zfs */
-	0xF2F52010, /* f2fs */
-	0xFF534D42, /* cifs */
-	0xFE534D42, /* smb2 */
-	0x00C36400, /* ceph */
-	0x0BD00BD0, /* lustre */
-	0x47504653, /* gpfs */
-	0x19830326, /* beegfs */
-	0x01021997, /* 9p, virtiofs' host shares */
+/* What a filesystem lets the tracer settle at a call's entry. */
+enum {
+	/* Its regular files take lseek(SEEK_SET) through the VFS's
+	 * generic_file_llseek (vfs_setpos): any offset from 0 to their
+	 * maximum file size, at least 2 GiB, is set and returned as it is. */
+	SETTLES_SEEK = 1,
+	/* Its getattr fills in what the inode holds and cannot fail on a
+	 * file the caller holds open (xfs: unless shut down, when every
+	 * call fails); a network one asks a server. */
+	SETTLES_STAT = 2,
 };
 
 /*
- * Filesystems whose getattr fills in what the inode holds and cannot fail
- * on a file the caller holds open (xfs: unless shut down, when every call
- * fails).  Not overlay: it asks the layer below, which may be NFS or FUSE;
- * nor network filesystems and FUSE, which ask a server.
+ * By the name mountinfo gives and statfs's f_type.  Not here, so nothing
+ * settled: procfs, sysfs and the like have rules of their own; a FUSE
+ * server may open a file nonseekable (ESPIPE) and answer getattr as it
+ * likes; overlay asks the layer below, which may be one of those.
  */
-static const unsigned long sure_getattr_fs[] = {
-	0xEF53, /* ext2, ext3, ext4 */
-	0x58465342, /* xfs */
-	0x9123683E, /* btrfs */
-	0x01021994, /* tmpfs */
-	0x858458F6, /* ramfs */
-	0xF2F52010, /* f2fs */
+static const struct fs_kind {
+	const char *name;
+	unsigned long magic;
+	int settles;
+} fs_kinds[] = {
+	{ "ext4", 0xEF53, SETTLES_SEEK | SETTLES_STAT },
+	{ "ext3", 0xEF53, SETTLES_SEEK | SETTLES_STAT },
+	{ "ext2", 0xEF53, SETTLES_SEEK | SETTLES_STAT },
+	{ "xfs", 0x58465342, SETTLES_SEEK | SETTLES_STAT },
+	{ "btrfs", 0x9123683E, SETTLES_SEEK | SETTLES_STAT },
+	{ "tmpfs", 0x01021994, SETTLES_SEEK | SETTLES_STAT },
+	{ "ramfs", 0x858458F6, SETTLES_SEEK | SETTLES_STAT },
+	{ "f2fs", 0xF2F52010, SETTLES_SEEK | SETTLES_STAT },
+	{ "zfs", 0x2FC12FC1, SETTLES_SEEK },
+	{ "nfs", 0x6969, SETTLES_SEEK },
+	{ "nfs4", 0x6969, SETTLES_SEEK },
+	{ "cifs", 0xFF534D42, SETTLES_SEEK },
+	{ "smb3", 0xFE534D42, SETTLES_SEEK },
+	{ "ceph", 0x00C36400, SETTLES_SEEK },
+	{ "lustre", 0x0BD00BD0, SETTLES_SEEK },
+	{ "gpfs", 0x47504653, SETTLES_SEEK },
+	{ "beegfs", 0x19830326, SETTLES_SEEK },
+	{ "9p", 0x01021997, SETTLES_SEEK },
 };
 
-/* The type of the filesystem fd's file is on, asked once per description
- * (statfs: a btrfs subvolume's device is in no mountinfo line); 0 where
- * it cannot be asked. */
-static unsigned long fs_type_of(struct iotrace *io, const struct tracee *t,
-				int fd, struct ofd *o)
+static int settles_by_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fs_kinds); i++)
+		if (strcmp(name, fs_kinds[i].name) == 0)
+			return fs_kinds[i].settles;
+	return 0;
+}
+
+static int settles_by_magic(unsigned long magic)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fs_kinds); i++)
+		if (magic == fs_kinds[i].magic)
+			return fs_kinds[i].settles;
+	return 0;
+}
+
+/* statfs of fd's file; 0 where it cannot be asked. */
+static unsigned long fs_magic_of(struct iotrace *io, const struct tracee *t,
+				 int fd)
 {
 	char link[FD_LINK_SIZE];
 	struct statfs sf;
 	int pfd, err;
 
-	if (o->fs_type >= 0)
-		return (unsigned long)o->fs_type;
-	/* statfs asks the file system: its server may be a tracee. */
-	if (io->serves_fuse)
-		return 0;
-	o->fs_type = 0;
 	fd_link(link, fd_view(t), fd);
 	pfd = openat(io->procfd, link, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return 0;
 	err = fstatfs(pfd, &sf);
 	close(pfd);
-	if (err == 0)
-		o->fs_type = (int64_t)(unsigned long)sf.f_type;
-	return (unsigned long)o->fs_type;
-}
-
-static bool fs_in(unsigned long type, const unsigned long *list, size_t n)
-{
-	for (size_t i = 0; type && i < n; i++)
-		if (type == list[i])
-			return true;
-	return false;
+	return err == 0 ? (unsigned long)sf.f_type : 0;
 }
 
 /*
- * Whether a call on fd may be settled at its entry at all: a call of
- * x86_64's; nothing else can close or move the descriptor meanwhile (a
- * process of one thread, its table its own, no io_uring, whose operations
- * can close one); and no filter is waiting to go in, which it would put
- * off to a later exit stop, past the reads it is for.
+ * What o's filesystem lets the tracer settle (SETTLES_*), known once per
+ * description: by its mount's name in mountinfo, read for files.csv
+ * anyway; where that is not known (a btrfs subvolume's device is on no
+ * mountinfo line), by statfs, which a local filesystem answers at once.
+ * Never statfs where the task may serve the filesystem: it would ask
+ * the server, which may be a tracee held for the tracer.
+ */
+static int fs_settles(struct iotrace *io, const struct tracee *t, int fd,
+		      struct ofd *o)
+{
+	const char *name;
+
+	if (o->fs_settles >= 0)
+		return o->fs_settles;
+	name = file_fstype(&io->files, o->inode_id);
+	if (name)
+		o->fs_settles = (int8_t)settles_by_name(name);
+	else if (io->serves_fuse)
+		return 0;
+	else
+		o->fs_settles =
+			(int8_t)settles_by_magic(fs_magic_of(io, t, fd));
+	return o->fs_settles;
+}
+
+/*
+ * Whether t's call on a descriptor may be settled at its entry at all: a
+ * call of x86_64's; nothing else can close or move the descriptor
+ * meanwhile (a process of one thread, its table its own, no io_uring
+ * ring, whose operations can close one); and no filter is waiting to go
+ * in, which it would put off to a later exit stop, past the reads it is
+ * for.
  */
 static bool may_settle_at_entry(struct iotrace *io, struct tracee *t)
 {
-	static const struct fd_numbers none;
 	struct process *p = t->proc;
 
 	return t->call.arch == AUDIT_ARCH_X86_64 && !t->call.x32 &&
-	       t->call.alone && caller_fds(t)->refs == 1 &&
-	       !io->used_io_uring &&
+	       t->call.alone && caller_fds(t)->refs == 1 && !io->has_rings &&
 	       !(io->scoped &&
-		 fdscope_pending(&p->scope, p->fds ? &p->fds->traced : &none));
+		 fdscope_pending(&p->scope, fdtable_traced(p->fds)));
 }
 
 /*
@@ -1585,14 +1610,16 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 	/* An O_PATH descriptor refuses lseek (EBADF). */
 	if (!o || !o->traced || o->refs != 1 || (o->flags & O_PATH))
 		return false;
-	return fs_in(fs_type_of(io, t, fd, o), generic_seek_fs,
-		     ARRAY_SIZE(generic_seek_fs));
+	return fs_settles(io, t, fd, o) & SETTLES_SEEK;
 }
 
 /* The flags fstatat and statx take without EINVAL (fs/stat.c). */
 #define FSTATAT_FLAGS (AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH)
 #ifndef AT_STATX_SYNC_TYPE
 #define AT_STATX_SYNC_TYPE 0x6000 /* linux/fcntl.h's; musl has none */
+#endif
+#ifndef STATX__RESERVED
+#define STATX__RESERVED 0x80000000U /* linux/stat.h's; musl 1.2.5 has none */
 #endif
 
 static bool statx_args_valid(uint32_t flags, uint32_t mask)
@@ -1643,9 +1670,7 @@ static bool stat_known_at_entry(struct iotrace *io, struct tracee *t)
 		return false;
 	}
 	o = lookup_fd(io, t, fd);
-	if (!o || !o->traced ||
-	    !fs_in(fs_type_of(io, t, fd, o), sure_getattr_fs,
-		   ARRAY_SIZE(sure_getattr_fs)))
+	if (!o || !o->traced || !(fs_settles(io, t, fd, o) & SETTLES_STAT))
 		return false;
 	return tracee_rewrite(t->tid, buf, len) == 0;
 }
@@ -2505,6 +2530,11 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 	const uint64_t *a = t->call.args;
 
 	switch (t->call.id) {
+	case SC_IO_URING_SETUP:
+		/* A ring's operations can close a descriptor unseen. */
+		if (ret >= 0)
+			io->has_rings = true;
+		break;
 	case SC_OPEN:
 		on_open(io, t, AT_FDCWD, a[0], (uint32_t)a[1], false, ret);
 		break;

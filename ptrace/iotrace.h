@@ -28,6 +28,7 @@ struct iotrace {
 	/* the task runs under the descriptor-scoped filter (fdfilter.h) */
 	bool scoped;
 	bool used_io_uring;
+	bool has_rings; /* an io_uring_setup succeeded */
 	bool used_linux_aio; /* io_submit: its reads and writes are not */
 	/* a process of the task opened /dev/fuse: it may serve a file
 	 * system, so the tracer walks no path that the kernel would have

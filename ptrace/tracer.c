@@ -738,14 +738,13 @@ static pid_t wait_injected(pid_t tid, int *status)
 static bool sync_scope(struct tracer *tr, struct tracee *t, bool at_entry)
 {
 	struct process *p = t->proc;
-	static const struct fd_numbers none;
 	struct fd_plan plan;
 	struct inject_out out;
 	enum inject_result r;
 	pid_t tid = t->tid;
 
 	if (!tr->scoped || !native_call(t) ||
-	    !fdscope_plan(&p->scope, p->fds ? &p->fds->traced : &none, &plan))
+	    !fdscope_plan(&p->scope, fdtable_traced(p->fds), &plan))
 		return true;
 	if (tr->nworkers > 1) {
 		atomic_store(&tr->stolen, false);

@@ -238,7 +238,7 @@ static void warn_partial_trace(struct workflow *wf, const struct task *t,
 	if (cJSON_IsTrue(jget(tr, "used_io_uring")))
 		workflow_warn(
 			wf,
-			"%s: the task used io_uring, whose reads and writes are not traced",
+			"%s: the task used io_uring, whose operations (opens, reads, writes) are not traced",
 			t->dir);
 	if (cJSON_IsTrue(jget(tr, "used_linux_aio")))
 		workflow_warn(

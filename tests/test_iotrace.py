@@ -892,8 +892,8 @@ def test_stats_of_a_descriptor_known_at_entry_match_strace(where, workdir,
     at the entry: one stop, not two.  A NULL, read-only or cut-short buffer
     (EFAULT), statx's flags or mask it refuses (EINVAL), and a file on another
     filesystem (procfs, traced with --include) keep the exit stop, and so
-    does every call after an io_uring_setup, whose operations may close a
-    descriptor unseen.
+    does every call once an io_uring_setup made a ring, whose operations
+    may close a descriptor unseen.
     Every row's result is the kernel's (strace's), and the program checks
     each result itself."""
     from conftest import helper
@@ -925,12 +925,16 @@ def test_stats_of_a_descriptor_known_at_entry_match_strace(where, workdir,
     finally:
         if where == "dev_shm":
             os.unlink(path)
-    ncalls = int(t.stdout.split()[0])
+    ncalls, ring = map(int, t.stdout.split())
+    if where == "io_uring" and not ring:
+        pytest.skip("io_uring_setup refused here")
     # Per round: 5 calls the kernel carries out, 8 it refuses.
     assert ncalls == 13 and len(want) == 3 * ncalls
     assert want.count(0) == 3 * 5
-    assert (fstype in SURE_GETATTR_FS) is (where != "proc")
-    sure = where in ("tmp", "dev_shm")
+    # /tmp may be on overlay in a container: its stats keep the exit.
+    sure = fstype in SURE_GETATTR_FS and where != "io_uring"
+    if where in ("dev_shm", "proc"):
+        assert sure is (where == "dev_shm")
     assert runs[9][0] - runs[3][0] == 6 * (5 * (1 if sure else 2) + 8 * 2)
     rows = runs[3][1]
     handles = {r["handle"] for r in rows

@@ -718,7 +718,7 @@ def test_partial_traces_are_warned(tmp_path):
         "be short",
         f"{traces}/orphan: trace incomplete (processes left untraced: 1); "
         "its figures may be short",
-        f"{traces}/uring: the task used io_uring, whose reads and writes "
-        "are not traced"]
+        f"{traces}/uring: the task used io_uring, whose operations (opens, "
+        "reads, writes) are not traced"]
     assert {t["name"]: t["complete"] for t in rep["tasks"]} == {
         "aio": True, "uring": True, "orphan": False, "long": False}

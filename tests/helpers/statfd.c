@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * statfd FILE N [io_uring]: N rounds of stats of FILE's descriptor itself
- * (after an io_uring_setup, with io_uring; its result does not matter),
- * through
- * the raw syscalls (libcs differ in which they call), most of which the
- * kernel refuses: a NULL, a read-only and a cut-short buffer (EFAULT),
- * statx's flags and mask it does not take (EINVAL; fstatat of an empty
- * path ignores unknown flags since Linux 6.11, so none is tried).  The first line of output
- * is how many calls a round makes; each result is checked against the
- * one the kernel must give, so a tracer that changed one fails the run.
+ * statfd FILE N [io_uring]: N rounds of stats of FILE's descriptor itself,
+ * through the raw syscalls (libcs differ in which they call), most of
+ * which the kernel refuses: a NULL, a read-only and a cut-short buffer
+ * (EFAULT), statx's flags and mask it does not take (EINVAL; fstatat of
+ * an empty path ignores unknown flags since Linux 6.11, so none is
+ * tried).  With io_uring, a ring is set up first.  The first line of
+ * output is how many calls a round makes and whether there is a ring; each
+ * result is checked against the one the kernel must give, so a tracer
+ * that changed one fails the run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +19,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef SYS_io_uring_setup
+#define SYS_io_uring_setup 425
+#endif
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
 #endif
@@ -95,21 +98,22 @@ int main(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	char *pages;
-	int fd, rounds;
+	int fd, rounds, ring = 0;
 
 	if (argc != 3 && argc != 4)
 		return 2;
 	if (argc == 4) {
 		unsigned char params[120] = { 0 }; /* struct io_uring_params */
 
-		syscall(425 /* io_uring_setup */, 1, params);
+		/* Refused where io_uring is off (kernel.io_uring_disabled). */
+		ring = syscall(SYS_io_uring_setup, 1, params) >= 0;
 	}
 	rounds = atoi(argv[2]);
 	fd = open(argv[1], O_RDONLY);
 	pages = page_pair(page);
 	if (fd < 0 || !pages || page < STATX_SIZE)
 		return 1;
-	printf("%zu\n", NCALLS);
+	printf("%zu %d\n", NCALLS, ring);
 	fflush(stdout);
 	for (int i = 0; i < rounds; i++) {
 		for (size_t k = 0; k < NCALLS; k++) {
