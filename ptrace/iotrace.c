@@ -1511,18 +1511,12 @@ static const struct fs_kind {
 	{ "9p", 0x01021997, SETTLES_SEEK },
 };
 
-static int settles_by_name(const char *name)
+/* By mountinfo's name where there is one, else by statfs's magic. */
+static int settles_of(const char *name, unsigned long magic)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(fs_kinds); i++)
-		if (strcmp(name, fs_kinds[i].name) == 0)
-			return fs_kinds[i].settles;
-	return 0;
-}
-
-static int settles_by_magic(unsigned long magic)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(fs_kinds); i++)
-		if (magic == fs_kinds[i].magic)
+		if (name ? strcmp(name, fs_kinds[i].name) == 0 :
+			   magic == fs_kinds[i].magic)
 			return fs_kinds[i].settles;
 	return 0;
 }
@@ -1560,13 +1554,10 @@ static int fs_settles(struct iotrace *io, const struct tracee *t, int fd,
 	if (o->fs_settles >= 0)
 		return o->fs_settles;
 	name = file_fstype(&io->files, o->inode_id);
-	if (name)
-		o->fs_settles = (int8_t)settles_by_name(name);
-	else if (io->serves_fuse)
+	if (!name && io->serves_fuse)
 		return 0;
-	else
-		o->fs_settles =
-			(int8_t)settles_by_magic(fs_magic_of(io, t, fd));
+	o->fs_settles =
+		(int8_t)settles_of(name, name ? 0 : fs_magic_of(io, t, fd));
 	return o->fs_settles;
 }
 
@@ -1633,13 +1624,14 @@ static bool statx_args_valid(uint32_t flags, uint32_t mask)
  * fstat(fd, buf), or fstatat or statx of fd itself ("" and AT_EMPTY_PATH),
  * on a traced file of a filesystem whose getattr cannot fail returns 0,
  * unless the kernel cannot write buf (EFAULT): whether it can is asked the
- * same way (tracee_rewrite).  Its S row is then known at the entry and the
+ * same way (tracee_rewrite).  Its S row (on the description returned, else
+ * NULL) is then known at the entry and the
  * exit stop is spared: tar stats each file twice through its descriptor,
  * 4 of its 9 stops per file at --level files.  Flags the kernel refuses
  * (EINVAL), a NULL path (EFAULT before Linux 6.11) and a task that serves
  * FUSE (a page of buf may be a file it serves) keep the exit.
  */
-static bool stat_known_at_entry(struct iotrace *io, struct tracee *t)
+static struct ofd *stat_known_at_entry(struct iotrace *io, struct tracee *t)
 {
 	const uint64_t *a = t->call.args;
 	size_t len = sizeof(struct stat);
@@ -1648,7 +1640,7 @@ static bool stat_known_at_entry(struct iotrace *io, struct tracee *t)
 	struct ofd *o;
 
 	if (!may_settle_at_entry(io, t) || io->serves_fuse)
-		return false;
+		return NULL;
 	switch (t->call.id) {
 	case SC_FSTAT:
 		buf = a[1];
@@ -1656,23 +1648,24 @@ static bool stat_known_at_entry(struct iotrace *io, struct tracee *t)
 	case SC_FSTATAT:
 		if (!t->call.empty_path || !a[1] ||
 		    ((uint32_t)a[3] & ~FSTATAT_FLAGS))
-			return false;
+			return NULL;
 		buf = a[2];
 		break;
 	case SC_STATX:
 		if (!t->call.empty_path || !a[1] ||
 		    !statx_args_valid((uint32_t)a[2], (uint32_t)a[3]))
-			return false;
+			return NULL;
 		buf = a[4];
 		len = sizeof(struct statx);
 		break;
 	default:
-		return false;
+		return NULL;
 	}
 	o = lookup_fd(io, t, fd);
-	if (!o || !o->traced || !(fs_settles(io, t, fd, o) & SETTLES_STAT))
-		return false;
-	return tracee_rewrite(t->tid, buf, len) == 0;
+	if (!o || !o->traced || !(fs_settles(io, t, fd, o) & SETTLES_STAT) ||
+	    tracee_rewrite(t->tid, buf, len) < 0)
+		return NULL;
+	return o;
 }
 
 /*
@@ -1858,16 +1851,21 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 	sb_release(&to);
 }
 
-static void on_stat_fd(struct iotrace *io, struct tracee *t, int fd,
-		       int64_t ret)
+static void emit_stat_of(struct iotrace *io, struct tracee *t,
+			 const struct ofd *o, int64_t ret)
 {
-	struct ofd *o = lookup_fd(io, t, fd);
 	struct op op = { .type = 'S', .result = ret, .offset = -1, .ofd = o };
 
 	if (o && o->traced) {
 		op.path = o->path;
 		emit(io, t, &op);
 	}
+}
+
+static void on_stat_fd(struct iotrace *io, struct tracee *t, int fd,
+		       int64_t ret)
+{
+	emit_stat_of(io, t, lookup_fd(io, t, fd), ret);
 }
 
 static uint64_t process_rchar(struct iotrace *io, struct tracee *t)
@@ -2358,6 +2356,7 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 			      const struct ptrace_syscall_info *si)
 {
 	uint32_t data = si->seccomp.ret_data;
+	const struct ofd *settled;
 	uint64_t key;
 	int empty;
 
@@ -2446,8 +2445,9 @@ enum entry_next iotrace_entry(struct iotrace *io, struct tracee *t,
 	case SC_FSTAT:
 	case SC_FSTATAT:
 	case SC_STATX:
-		if (stat_known_at_entry(io, t)) {
-			on_stat_fd(io, t, arg_fd(t, 0), 0);
+		settled = stat_known_at_entry(io, t);
+		if (settled) {
+			emit_stat_of(io, t, settled, 0);
 			data &= ~SC_DATA_NEEDS_EXIT;
 		}
 		break;

@@ -93,7 +93,6 @@ struct tracer {
 	pid_t main_pid;
 	bool io_on; /* a seccomp filter sends syscall stops */
 	bool seccomp_before_sysentry;
-	bool scoped; /* the task runs under the descriptor-scoped filter */
 	bool main_execed;
 	bool injection_reported; /* report_slow_injection() */
 	struct cpu_claims cpu_claims; /* cpufollow.h */
@@ -743,7 +742,7 @@ static bool sync_scope(struct tracer *tr, struct tracee *t, bool at_entry)
 	enum inject_result r;
 	pid_t tid = t->tid;
 
-	if (!tr->scoped || !native_call(t) ||
+	if (!tr->io.scoped || !native_call(t) ||
 	    !fdscope_plan(&p->scope, fdtable_traced(p->fds), &plan))
 		return true;
 	if (tr->nworkers > 1) {
@@ -866,7 +865,7 @@ static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 			return;
 		next = iotrace_entry(&tr->io, t, &si);
 	}
-	if (next == ENTRY_RESUME && tr->scoped && needs_scope_first(t)) {
+	if (next == ENTRY_RESUME && tr->io.scoped && needs_scope_first(t)) {
 		if (!native_call(t))
 			give_up_scope(tr, t);
 		else if (!sync_scope(tr, t, true))
@@ -941,7 +940,7 @@ static void inherit_scope(struct tracer *tr, const struct tracee *parent,
 	fdscope_inherit(&child->scope, &p->scope);
 	if (!child->rec.execs && !child->inject_page)
 		child->inject_page = p->inject_page;
-	if (tr->scoped && p->live_threads > 1 &&
+	if (tr->io.scoped && p->live_threads > 1 &&
 	    filters_of(tr, child->rec.pid, 0) <
 		    filters_of(tr, p->rec.pid, parent->tid)) {
 		child->scope.fds = (struct fd_numbers){ .low = 0 };
@@ -985,10 +984,9 @@ static void start_scope(struct tracer *tr, struct process *main)
 	tr->main_execed = true;
 	/* Unreadable: scoped, to be sure (filters added to a plain one only
 	 * add stops). */
-	tr->scoped = tr->cfg->level == LEVEL_FULL &&
-		     (!known || st.no_new_privs);
-	tr->result->fd_scoped = tr->scoped;
-	tr->io.scoped = tr->scoped;
+	tr->io.scoped = tr->cfg->level == LEVEL_FULL &&
+			(!known || st.no_new_privs);
+	tr->result->fd_scoped = tr->io.scoped;
 	/* A filter from before iowrap (a container's) might refuse the
 	 * ppoll a process handed over is parked in: tried first. */
 	tr->base_filters = known ? st.seccomp_filters : 0;
