@@ -22,82 +22,17 @@ import pytest
 
 from conftest import (FILTER_MODE, IOWRAP, BusyCPUs, helper, run_iowrap,
                       set_no_new_privs)
+from oracle import LINE, assert_same_ops, iowrap_ops, strace_ops
 
 # Every test twice: with the plain filter (root's, as here) and the
 # descriptor-scoped one (under NO_NEW_PRIVS: an unprivileged user's).
 pytestmark = pytest.mark.usefixtures("filter_mode")
-
-TRACED = ("open,openat,creat,close,read,write,pread64,pwrite64,readv,writev,"
-          "lseek,copy_file_range,sendfile,splice")
-LINE = re.compile(r"^(\w+)\((.*)\) += (-?\d+)")
-FD_PATH = re.compile(r"^(-?\d+)<([^>]*)>")
-
-
-def strace_ops(cmd, workdir, tmp_path):
-    """path -> Counter of op kinds and bytes, from strace -ff -y."""
-    prefix = tmp_path / "st"
-    subprocess.run(["strace", "-ff", "-qq", "-y", "-s", "0", "-e",
-                    f"trace={TRACED}", "-e", "signal=none", "-o",
-                    str(prefix)] + cmd, check=True, capture_output=True,
-                   cwd=workdir)
-    ops = collections.defaultdict(collections.Counter)
-    for log in glob.glob(f"{prefix}.*"):
-        for line in open(log, errors="surrogateescape"):
-            m = LINE.match(line)
-            if not m:
-                continue
-            name, args, ret = m.group(1), m.group(2), int(m.group(3))
-            if name in ("open", "openat", "creat"):
-                fd = re.search(r"= (\d+)<([^>]*)>", line)
-                if fd and fd.group(2).startswith(str(workdir)):
-                    ops[fd.group(2)]["O"] += 1
-                continue
-            arg0 = FD_PATH.match(args)
-            if name in ("copy_file_range", "splice", "sendfile"):
-                fds = re.findall(r"(\d+)<([^>]*)>", args)
-                src, dst = (fds[1], fds[0]) if name == "sendfile" else \
-                    (fds[0], fds[1])
-                for kind, (_, path) in (("R", src), ("W", dst)):
-                    if path.startswith(str(workdir)):
-                        ops[path][kind] += 1
-                        ops[path][kind + "bytes"] += max(ret, 0)
-                continue
-            if not arg0 or not arg0.group(2).startswith(str(workdir)):
-                continue
-            path = arg0.group(2)
-            kind = {"close": "C", "lseek": "L"}.get(name)
-            if kind is None:
-                kind = "R" if name.startswith(("read", "pread")) else "W"
-                ops[path][kind + "bytes"] += max(ret, 0)
-            ops[path][kind] += 1
-    return ops
 
 
 def run_python(level, script, tmp_path, cwd):
     """iowrap --level LEVEL -o tmp_path/t -- python3 -c SCRIPT, in cwd."""
     return run_iowrap(["--level", level, "--", "/usr/bin/python3", "-c",
                        script], outdir=tmp_path / "t", cwd=cwd)
-
-
-def iowrap_ops(trace, workdir):
-    data = (trace.dir / "io.csv").read_bytes().decode("utf-8",
-                                                     "surrogateescape")
-    rows = list(csv.DictReader(io.StringIO(data, newline="")))
-    handle_path = {}
-    for r in rows:
-        if r["type"] == "O" and int(r["result"]) >= 0:
-            handle_path[r["handle"]] = r["path"]
-    ops = collections.defaultdict(collections.Counter)
-    for r in rows:
-        path = handle_path.get(r["handle"]) if r["handle"] != "0" else None
-        if not path or not path.startswith(str(workdir)):
-            continue
-        t = r["type"]
-        if t in "OCLRW":
-            ops[path][t] += 1
-        if t in "RW":
-            ops[path][t + "bytes"] += max(int(r["result"]), 0)
-    return ops, rows
 
 
 PROGRAMS = {
@@ -145,7 +80,7 @@ def workdir(tmp_path):
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_same_files_ops_and_bytes_as_strace(name, workdir, tmp_path):
     cmd = ["sh", "-c", PROGRAMS[name]]
-    oracle = strace_ops(cmd, workdir, tmp_path)
+    oracle = strace_ops(cmd, workdir, tmp_path / "st")
     # Outputs again from scratch for the traced run.
     for f in os.listdir(workdir):
         if f not in ("src.bin", "text.txt"):
@@ -154,20 +89,8 @@ def test_same_files_ops_and_bytes_as_strace(name, workdir, tmp_path):
                    cwd=workdir)
     assert t.returncode == 0, t.stderr
     got, rows = iowrap_ops(t, workdir)
-    assert split_temp(got) == split_temp(oracle)
+    assert_same_ops(got, oracle)
     assert t.summary["tracing"]["level"] == "full"
-
-
-def split_temp(ops):
-    """sort's temporary files have random names: compare them as a
-    multiset of per-file counters, the rest by path."""
-    named, temp = {}, []
-    for path, counter in ops.items():
-        if re.search(r"/sort\w{6}$", path):
-            temp.append(sorted(counter.items()))
-        else:
-            named[path] = dict(counter)
-    return named, sorted(temp)
 
 
 def test_offsets_follow_the_file_position(workdir, tmp_path):
