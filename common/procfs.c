@@ -77,30 +77,52 @@ int parse_proc_stat(const char *text, struct proc_stat *st)
 	return 0;
 }
 
-/* The value of a "Key:\tvalue" line, past its blanks; NULL if line's key
- * is another. */
-static const char *value_of_key(const char *line, const char *key)
-{
-	size_t klen = strlen(key);
-	const char *p;
+/* A key of a "Key:\tvalue" file, with its length. */
+struct keyword {
+	const char *name;
+	size_t len;
+};
 
-	if (strncmp(line, key, klen) != 0 || line[klen] != ':')
-		return NULL;
-	p = line + klen + 1;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	return p;
+#define KEYWORD(s)               \
+	{                        \
+		s, sizeof(s) - 1 \
+	}
+
+/*
+ * Which of keys the line's key is (-1: none of them, or no "Key:"), and
+ * its value past the blanks.  One scan of the line, however many keys:
+ * a status file has some 57 lines.
+ */
+static int keyword_of(const char *line, const struct keyword *keys,
+		      size_t nkeys, const char **value)
+{
+	size_t len = strcspn(line, ":\n");
+
+	if (line[len] != ':')
+		return -1;
+	for (size_t k = 0; k < nkeys; k++) {
+		if (keys[k].len == len &&
+		    memcmp(line, keys[k].name, len) == 0) {
+			*value = line + len + 1 + strspn(line + len + 1, " \t");
+			return (int)k;
+		}
+	}
+	return -1;
 }
 
-/* "Key:\tvalue kB" -> value, when line starts with key. */
-static bool keyed_u64(const char *line, const char *key, uint64_t *out)
+static const char *next_line(const char *line)
 {
-	const char *p = value_of_key(line, key);
+	const char *end = strchr(line, '\n');
+
+	return end ? end + 1 : NULL;
+}
+
+/* "value kB" -> value. */
+static bool u64_value(const char *p, uint64_t *out)
+{
 	char num[24];
 	size_t n = 0;
 
-	if (!p)
-		return false;
 	while (isdigit((unsigned char)*p) && n < sizeof(num) - 1)
 		num[n++] = *p++;
 	num[n] = '\0';
@@ -114,16 +136,13 @@ static unsigned hex_digit(char c)
 		       (unsigned)(tolower((unsigned char)c) - 'a' + 10);
 }
 
-/* "Key:\t0000000000004000" -> 0x4000 (a signal mask), when line starts
- * with key; more than 16 digits are not a mask. */
-static bool keyed_hex64(const char *line, const char *key, uint64_t *out)
+/* "0000000000004000" -> 0x4000 (a signal mask); more than 16 digits are
+ * not a mask. */
+static bool hex64_value(const char *p, uint64_t *out)
 {
-	const char *p = value_of_key(line, key);
 	uint64_t v = 0;
 	int n = 0;
 
-	if (!p)
-		return false;
 	for (; isxdigit((unsigned char)*p); p++, n++) {
 		if (n == 16)
 			return false;
@@ -133,62 +152,128 @@ static bool keyed_hex64(const char *line, const char *key, uint64_t *out)
 	return n > 0;
 }
 
+enum status_key {
+	STATUS_TGID,
+	STATUS_PPID,
+	STATUS_TRACER_PID,
+	STATUS_VMPEAK,
+	STATUS_VMHWM,
+	STATUS_THREADS,
+	STATUS_VOLUNTARY,
+	STATUS_NONVOLUNTARY,
+	STATUS_NO_NEW_PRIVS,
+	STATUS_SECCOMP_FILTERS,
+	STATUS_SIGPND,
+	STATUS_SHDPND,
+};
+
+static const struct keyword status_keys[] = {
+	[STATUS_TGID] = KEYWORD("Tgid"),
+	[STATUS_PPID] = KEYWORD("PPid"),
+	[STATUS_TRACER_PID] = KEYWORD("TracerPid"),
+	[STATUS_VMPEAK] = KEYWORD("VmPeak"),
+	[STATUS_VMHWM] = KEYWORD("VmHWM"),
+	[STATUS_THREADS] = KEYWORD("Threads"),
+	[STATUS_VOLUNTARY] = KEYWORD("voluntary_ctxt_switches"),
+	[STATUS_NONVOLUNTARY] = KEYWORD("nonvoluntary_ctxt_switches"),
+	[STATUS_NO_NEW_PRIVS] = KEYWORD("NoNewPrivs"),
+	[STATUS_SECCOMP_FILTERS] = KEYWORD("Seccomp_filters"),
+	[STATUS_SIGPND] = KEYWORD("SigPnd"),
+	[STATUS_SHDPND] = KEYWORD("ShdPnd"),
+};
+
+static void set_status(struct proc_status *st, enum status_key k, uint64_t v)
+{
+	switch (k) {
+	case STATUS_TGID:
+		st->tgid = (pid_t)v;
+		break;
+	case STATUS_PPID:
+		st->ppid = (pid_t)v;
+		break;
+	case STATUS_TRACER_PID:
+		st->tracer_pid = (pid_t)v;
+		break;
+	case STATUS_VMPEAK:
+		st->vmpeak_kib = v;
+		st->has_vm = true;
+		break;
+	case STATUS_VMHWM:
+		st->vmhwm_kib = v;
+		st->has_vm = true;
+		break;
+	case STATUS_THREADS:
+		st->threads = v;
+		break;
+	case STATUS_VOLUNTARY:
+		st->ctxt_voluntary = v;
+		break;
+	case STATUS_NONVOLUNTARY:
+		st->ctxt_involuntary = v;
+		break;
+	case STATUS_NO_NEW_PRIVS:
+		st->no_new_privs = v == 1;
+		break;
+	case STATUS_SECCOMP_FILTERS:
+		st->seccomp_filters = v;
+		break;
+	case STATUS_SIGPND:
+	case STATUS_SHDPND:
+		st->sig_pending |= v;
+		break;
+	}
+}
+
 int parse_proc_status(const char *text, struct proc_status *st)
 {
-	const char *line = text;
-	uint64_t v;
 	int seen = 0;
 
 	memset(st, 0, sizeof(*st));
-	while (line && *line) {
-		if (keyed_u64(line, "Tgid", &v))
-			st->tgid = (pid_t)v, seen++;
-		else if (keyed_u64(line, "PPid", &v))
-			st->ppid = (pid_t)v;
-		else if (keyed_u64(line, "TracerPid", &v))
-			st->tracer_pid = (pid_t)v;
-		else if (keyed_u64(line, "VmPeak", &v))
-			st->vmpeak_kib = v, st->has_vm = true;
-		else if (keyed_u64(line, "VmHWM", &v))
-			st->vmhwm_kib = v, st->has_vm = true;
-		else if (keyed_u64(line, "Threads", &v))
-			st->threads = v;
-		else if (keyed_u64(line, "voluntary_ctxt_switches", &v))
-			st->ctxt_voluntary = v;
-		else if (keyed_u64(line, "nonvoluntary_ctxt_switches", &v))
-			st->ctxt_involuntary = v;
-		else if (keyed_u64(line, "NoNewPrivs", &v))
-			st->no_new_privs = v == 1;
-		else if (keyed_u64(line, "Seccomp_filters", &v))
-			st->seccomp_filters = v;
-		else if (keyed_hex64(line, "SigPnd", &v) ||
-			 keyed_hex64(line, "ShdPnd", &v))
-			st->sig_pending |= v;
-		line = strchr(line, '\n');
-		if (line)
-			line++;
+	for (const char *line = text; line && *line; line = next_line(line)) {
+		const char *value;
+		int k = keyword_of(line, status_keys, ARRAY_SIZE(status_keys),
+				   &value);
+		bool mask = k == STATUS_SIGPND || k == STATUS_SHDPND;
+		uint64_t v;
+
+		if (k < 0 ||
+		    !(mask ? hex64_value(value, &v) : u64_value(value, &v)))
+			continue;
+		set_status(st, (enum status_key)k, v);
+		seen += k == STATUS_TGID;
 	}
 	return seen ? 0 : -EINVAL;
 }
 
+static const struct keyword io_keys[] = {
+	KEYWORD("rchar"),
+	KEYWORD("wchar"),
+	KEYWORD("syscr"),
+	KEYWORD("syscw"),
+	KEYWORD("read_bytes"),
+	KEYWORD("write_bytes"),
+	KEYWORD("cancelled_write_bytes"),
+};
+
 int parse_proc_io(const char *text, struct proc_io *io)
 {
-	const char *line = text;
+	uint64_t *field[ARRAY_SIZE(io_keys)] = {
+		&io->rchar,
+		&io->wchar,
+		&io->syscr,
+		&io->syscw,
+		&io->read_bytes,
+		&io->write_bytes,
+		&io->cancelled_write_bytes,
+	};
 	int seen = 0;
 
 	memset(io, 0, sizeof(*io));
-	while (line && *line) {
-		seen += keyed_u64(line, "rchar", &io->rchar) ||
-			keyed_u64(line, "wchar", &io->wchar) ||
-			keyed_u64(line, "syscr", &io->syscr) ||
-			keyed_u64(line, "syscw", &io->syscw) ||
-			keyed_u64(line, "read_bytes", &io->read_bytes) ||
-			keyed_u64(line, "write_bytes", &io->write_bytes) ||
-			keyed_u64(line, "cancelled_write_bytes",
-				  &io->cancelled_write_bytes);
-		line = strchr(line, '\n');
-		if (line)
-			line++;
+	for (const char *line = text; line && *line; line = next_line(line)) {
+		const char *value;
+		int k = keyword_of(line, io_keys, ARRAY_SIZE(io_keys), &value);
+
+		seen += k >= 0 && u64_value(value, field[k]);
 	}
 	return seen ? 0 : -EINVAL;
 }
