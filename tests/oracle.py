@@ -15,112 +15,148 @@ WRITES = ("write", "pwrite64", "writev", "pwritev", "pwritev2")
 COPIES = ("sendfile", "copy_file_range", "splice")
 STATS = ("stat", "lstat", "fstat", "newfstatat", "statx", "access",
          "faccessat", "faccessat2")
-TRACED = ",".join(OPENS + READS + WRITES + COPIES + STATS +
-                  ("close", "lseek"))
+# Calls on a name, by their io.csv type.
+NAMING = {"unlink": "U", "unlinkat": "U", "rmdir": "U", "mkdir": "D",
+          "mkdirat": "D", "rename": "N", "renameat": "N", "renameat2": "N"}
+TRACED = ",".join(OPENS + READS + WRITES + COPIES + STATS + tuple(NAMING) +
+                  ("close", "lseek", "chdir", "fchdir"))
 LINE = re.compile(r"^(\w+)\((.*)\) += (-?\d+)")
-FD_PATH = re.compile(r"^(-?\d+)<([^>]*)>")
+UNFINISHED = re.compile(r"^(\w+)\((.*)\) += \?")
+FD_PATH = re.compile(r"^(?P<fd>-?\d+)<(?P<path>[^>]*)>")
+DIRFD = re.compile(r"^(?:-?\d+|AT_FDCWD)<(?P<path>[^>]*)>")
+STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 OPENED = re.compile(r"= (\d+)<([^>]*)>")
 CWD = re.compile(r"\bAT_FDCWD<([^>]*)>")
+# mkstemp-style names (sort's, ar's, sed -i's, zip's, git's), made up
+# anew in each run, and what they are known by.
+TEMP_NAMES = (
+    (re.compile(r"^(sort|st|sed|zi|t|XX|tmp_obj_|tmp_idx_|tmp_pack_|packs_|"
+                r"refs_)[A-Za-z0-9]{6}$"), r"\1XXXXXX"),
+    (re.compile(r"^\.tmp-\d+-"), ".tmp-PID-"),
+    (re.compile(r"^#\d+$"), "#INO"),  # O_TMPFILE's, before its link
+)
 
 
-def count_copy(ops, name, args, ret, under):
+def inside(path, root):
+    return path == root or path.startswith(root + "/")
+
+
+def count_copy(ops, name, args, ret, root):
     """sendfile(out, in), copy_file_range(in, ..., out), splice(in, ...,
     out): a read of the source and a write of the destination."""
     fds = re.findall(r"(\d+)<([^>]*)>", args)
     src, dst = (fds[1], fds[0]) if name == "sendfile" else (fds[0], fds[1])
     for kind, (_, path) in (("R", src), ("W", dst)):
-        if path.startswith(under):
+        if inside(path, root):
             ops[path][kind] += 1
             ops[path][kind + "bytes"] += max(ret, 0)
 
 
 def cwds_of(lines):
     """Line index -> the process's cwd there, for the calls that name a
-    relative path without a directory (access, stat, lstat): strace -y
-    shows the cwd as AT_FDCWD's name in the calls that take one, so it is
-    the last shown since the last chdir, or else the next shown."""
-    seen = [(i, m.group(1)) for i, line in enumerate(lines)
-            for m in [CWD.search(line)] if m]
-    moves = [i for i, line in enumerate(lines)
-             if line.startswith(("chdir(", "fchdir("))]
+    relative path without a directory (open, stat, access, unlink ...).
+    strace -y shows the cwd as AT_FDCWD's name in the calls that take one,
+    and chdir and fchdir move it; before any of those, the cwd is the one
+    shown next."""
+    known = []
+    cwd = None
+    for line in lines:
+        known.append(cwd)
+        shown = CWD.search(line)
+        moved = re.match(r'^chdir\("((?:[^"\\]|\\.)*)"\) += 0', line)
+        into = re.match(r"^fchdir\(\d+<([^>]*)>\) += 0", line)
+        if shown:
+            cwd = shown.group(1)
+        elif moved:
+            path = moved.group(1)
+            cwd = os.path.normpath(os.path.join(cwd, path)) \
+                if cwd or path.startswith("/") else None
+        elif into:
+            cwd = into.group(1)
+        elif line.startswith(("chdir(", "fchdir(")):
+            cwd = None  # failed, or not known where to
 
     def cwd_at(i):
-        moved = max([k for k in moves if k < i], default=-1)
-        before = [d for k, d in seen if moved < k < i]
-        if before:
-            return before[-1]
-        until = min([k for k in moves if k > i], default=len(lines))
-        after = [d for k, d in seen if i < k < until]
-        return after[0] if after else None
+        if known[i] is not None:
+            return known[i]
+        for line in lines[i + 1:]:
+            if line.startswith(("chdir(", "fchdir(")):
+                break
+            shown = CWD.search(line)
+            if shown:
+                return shown.group(1)
+        raise AssertionError(f"no cwd known for {lines[i]!r}")
 
     return cwd_at
 
 
-def stat_target(name, args, cwd):
-    """The file a stat or access names: its descriptor's (fstat, or "" with
-    AT_EMPTY_PATH), else its path from the directory strace -y shows or
-    the cwd (the path as written, "." and ".." taken lexically)."""
-    dirfd = FD_PATH.match(args) or re.match(r"^AT_FDCWD<([^>]*)>", args)
-    path = re.search(r'"((?:[^"\\]|\\.)*)"', args)
-    if name == "fstat" or (path and path.group(1) == ""):
-        return dirfd.group(dirfd.lastindex) if dirfd else None
-    if not path:
-        return None
-    base = dirfd.group(dirfd.lastindex) if dirfd else cwd
-    if path.group(1).startswith("/"):
-        return os.path.normpath(path.group(1))
-    if base is None:
-        return f"(no cwd known for {name}({args}))"
-    return os.path.normpath(os.path.join(base, path.group(1)))
+def named_path(name, args, cwd_at):
+    """The file a call names: its descriptor's (fstat; "" or NULL with a
+    descriptor), else its path from the directory strace -y shows or the
+    cwd (as written, "." and ".." taken lexically)."""
+    if name == "fstat":
+        return FD_PATH.match(args).group("path")
+    dirfd = DIRFD.match(args)
+    rest = args[dirfd.end():] if dirfd else args
+    string = STRING.match(rest.lstrip(", "))
+    if not string or string.group(1) == "":
+        return dirfd.group("path") if dirfd else None
+    path = string.group(1)
+    if path.startswith("/"):
+        return os.path.normpath(path)
+    base = dirfd.group("path") if dirfd else cwd_at()
+    return os.path.normpath(os.path.join(base, path))
 
 
-def count_line(ops, line, under, cwd=None):
+def count_line(ops, line, root, cwd_at):
+    if UNFINISHED.match(line) and root in line:
+        raise AssertionError(f"a call strace saw unfinished: {line!r}")
     m = LINE.match(line)
     if not m:
         return
     name, args, ret = m.group(1), m.group(2), int(m.group(3))
-    if name in STATS:
-        path = stat_target(name, args, cwd)
-        if path and (path.startswith(under) or path.startswith("(")):
-            ops[path]["S"] += 1
+    if name in STATS or name in NAMING or (name in OPENS and ret < 0):
+        path = named_path(name, args, cwd_at)
+        kind = "S" if name in STATS else NAMING.get(name, "O failed")
+        if path and inside(path, root):
+            ops[path][kind] += 1
         return
     if name in OPENS:
         fd = OPENED.search(line)
-        if fd and fd.group(2).startswith(under):
+        if fd and inside(fd.group(2), root):
             ops[fd.group(2)]["O"] += 1
         return
     if name in COPIES:
-        count_copy(ops, name, args, ret, under)
+        count_copy(ops, name, args, ret, root)
         return
-    arg0 = FD_PATH.match(args)
     kind = {"close": "C", "lseek": "L"}.get(name)
     if name in READS or name in WRITES:
         kind = "R" if name in READS else "W"
-    if not kind or not arg0 or not arg0.group(2).startswith(under):
+    arg0 = FD_PATH.match(args)
+    if not kind or not arg0 or not inside(arg0.group("path"), root):
         return
-    path = arg0.group(2)
-    if kind in "RW":
+    path = arg0.group("path")
+    if kind in ("R", "W"):
         ops[path][kind + "bytes"] += max(ret, 0)
     ops[path][kind] += 1
 
 
 def strace_ops(cmd, workdir, prefix, **kw):
-    """path -> Counter of O, R, W, C, L, S and R/W bytes, for the files
-    under workdir, from strace -ff -y running cmd in workdir; kw go to
-    subprocess.run (env, stdin)."""
+    """path -> Counter of O, O failed, R, W, C, L, S, U, D, N and R/W
+    bytes, for workdir and the files under it, from strace -ff -y running
+    cmd in workdir; kw go to subprocess.run (env, stdin)."""
     subprocess.run(["strace", "-ff", "-qq", "-y", "-s", "0", "-e",
-                    f"trace={TRACED},chdir,fchdir", "-e", "signal=none",
+                    f"trace={TRACED}", "-e", "signal=none",
                     "-o", str(prefix)] + cmd, check=True,
                    capture_output=True, cwd=workdir, **kw)
     ops = collections.defaultdict(collections.Counter)
-    under = os.path.realpath(workdir) + "/"
+    root = os.path.realpath(workdir)
     for log in glob.glob(f"{prefix}.*"):
         with open(log, errors="surrogateescape") as f:
             lines = f.readlines()
         cwd_at = cwds_of(lines)
         for i, line in enumerate(lines):
-            relative = line.startswith(("access(\"", "stat(\"", "lstat(\""))
-            count_line(ops, line, under, cwd_at(i) if relative else None)
+            count_line(ops, line, root, lambda i=i: cwd_at(i))
     return ops
 
 
@@ -151,10 +187,21 @@ def kernel_name(path):
     return os.path.realpath(path.removesuffix(" (deleted)"))
 
 
+def handles_without_open(trace, rows, workdir):
+    """The handles of files under workdir that have no O row."""
+    opened = {r["handle"] for r in rows
+              if r["type"] == "O" and int(r["result"]) >= 0}
+    first_path = file_first_paths(trace)
+    root = os.path.realpath(workdir)
+    return {r["handle"] for r in rows
+            if r["handle"] != "0" and r["handle"] not in opened and
+            inside(first_path.get(r["inode"], ""), root)}
+
+
 def iowrap_ops(trace, workdir):
-    """The same counters from io.csv: each operation is its handle's, named
-    by the path it was opened by, with the symbolic links in it resolved
-    as they are at the end (strace -y shows the kernel's name)."""
+    """The same counters from io.csv: an operation on a handle is its
+    handle's, named by the path it was opened by; a stat, a failed open
+    and a name's U, D or N row by its path."""
     rows = io_rows(trace)
     handle_path = {}
     for r in rows:
@@ -162,37 +209,38 @@ def iowrap_ops(trace, workdir):
             handle_path[r["handle"]] = kernel_name(r["path"])
     first_path = file_first_paths(trace)
     ops = collections.defaultdict(collections.Counter)
-    under = os.path.realpath(workdir) + "/"
+    root = os.path.realpath(workdir)
     for r in rows:
-        if r["type"] == "S" and r["handle"] == "0":
-            if r["path"].startswith(under):
-                ops[r["path"]]["S"] += 1
-            continue
-        if r["handle"] == "0":
+        kind = r["type"]
+        by_name = kind in ("U", "D", "N") or \
+            (kind in ("S", "O") and r["handle"] == "0")
+        if by_name:
+            if inside(r["path"], root):
+                ops[r["path"]]["O failed" if kind == "O" else kind] += 1
             continue
         path = handle_path.get(r["handle"]) or first_path.get(r["inode"])
-        if not path or not path.startswith(under):
+        if not path or not inside(path, root):
             continue
-        t = r["type"]
-        if t in "OCLRWS":
-            ops[path][t] += 1
-        if t in "RW":
-            ops[path][t + "bytes"] += max(int(r["result"]), 0)
+        if kind in ("O", "C", "L", "R", "W", "S"):
+            ops[path][kind] += 1
+        if kind in ("R", "W"):
+            ops[path][kind + "bytes"] += max(int(r["result"]), 0)
     return ops, rows
 
 
 def temp_name(path):
-    """A name made up at random (mkstemp's XXXXXX: sort's, ar's, sed -i's,
-    git's) differs between two runs: it is known by its directory and
-    what comes before its last six characters, with its numbers (a pid:
-    git's .tmp-PID-pack-...) left out."""
+    """What a name made up anew in each run (TEMP_NAMES) is known by: its
+    directory and its shape; any other name is known by itself."""
     d, base = os.path.split(path)
-    return d, re.sub(r"[0-9]+", "N", base[:-6]) + "XXXXXX"
+    for pattern, shape in TEMP_NAMES:
+        if pattern.search(base):
+            return os.path.join(d, pattern.sub(shape, base))
+    return path
 
 
 def comparable(ops, others):
-    """Files whose names both runs have, by name; the others (temporary
-    names) as a multiset of their counters under temp_name."""
+    """Files whose names both runs have, by name; the others as a
+    multiset of their counters under temp_name."""
     named, temp = {}, []
     for path, counter in ops.items():
         if path in others:
@@ -212,9 +260,9 @@ def differences(got, want):
              if named_got.get(path) != named_want.get(path)]
     only_got = collections.Counter(temp_got) - collections.Counter(temp_want)
     only_want = collections.Counter(temp_want) - collections.Counter(temp_got)
-    lines += [f"temporary name {name} only in iowrap: {counter}"
+    lines += [f"{name} only in iowrap: {counter}"
               for (name, counter) in sorted(only_got.elements())]
-    lines += [f"temporary name {name} only in strace: {counter}"
+    lines += [f"{name} only in strace: {counter}"
               for (name, counter) in sorted(only_want.elements())]
     return lines
 

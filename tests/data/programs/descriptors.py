@@ -47,9 +47,10 @@ def many_and_high():
             pass
 
 
-def receive_and_use(sock):
+def receive_and_use(sock, go):
     """The child: reads the first descriptor, reads and writes the
-    second, both received after the sender closed its own."""
+    second, both received once the sender has closed its own."""
+    os.read(go, 1)
     _, ancillary, _, _ = sock.recvmsg(10, socket.CMSG_SPACE(4 * 2))
     fds = array.array("i")
     fds.frombytes(ancillary[0][2][:8])
@@ -61,10 +62,11 @@ def receive_and_use(sock):
 
 def send_to_a_child():
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    wait, go = os.pipe()
     pid = os.fork()
     if pid == 0:
         a.close()
-        receive_and_use(b)
+        receive_and_use(b, wait)
     b.close()
     r = os.open("in5", os.O_RDONLY)
     w = os.open("scm_out", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -72,6 +74,7 @@ def send_to_a_child():
                         array.array("i", [r, w]).tobytes())])
     os.close(r)
     os.close(w)
+    os.write(go, b"g")
     os.waitpid(pid, 0)
 
 
