@@ -2,6 +2,7 @@
 sees a command make, and the same figures from iowrap's io.csv."""
 import collections
 import csv
+import functools
 import glob
 import io
 import os
@@ -18,8 +19,9 @@ STATS = ("stat", "lstat", "fstat", "newfstatat", "statx", "access",
 # Calls on a name, by their io.csv type.
 NAMING = {"unlink": "U", "unlinkat": "U", "rmdir": "U", "mkdir": "D",
           "mkdirat": "D", "rename": "N", "renameat": "N", "renameat2": "N"}
+CREATES = ("clone", "clone3", "fork", "vfork")
 TRACED = ",".join(OPENS + READS + WRITES + COPIES + STATS + tuple(NAMING) +
-                  ("close", "lseek", "chdir", "fchdir"))
+                  CREATES + ("execve", "close", "lseek", "chdir", "fchdir"))
 LINE = re.compile(r"^(\w+)\((.*)\) += (-?\d+)")
 UNFINISHED = re.compile(r"^(\w+)\((.*)\) += \?")
 FD_PATH = re.compile(r"^(?P<fd>-?\d+)<(?P<path>[^>]*)>")
@@ -139,6 +141,82 @@ def count_line(ops, line, root, cwd_at):
     if kind in ("R", "W"):
         ops[path][kind + "bytes"] += max(ret, 0)
     ops[path][kind] += 1
+
+
+def untraced(path):
+    """What iowrap does not trace per operation but counts in a process's
+    untraced bytes: pipes and sockets (strace -y: pipe:[N], socket:[N]),
+    and what it leaves out by default, /proc, /sys and /dev."""
+    return not path.startswith("/") or \
+        path.startswith(("/proc/", "/sys/", "/dev/"))
+
+
+def moved_untraced(name, args, ret):
+    """[read, written] bytes a call moved through untraced descriptors, and
+    whether any of them is a file of /proc, /sys or /dev (whose contents,
+    and what a program writes to /dev/null, may change from run to run);
+    splice's bytes count in neither (nor in rchar and wchar)."""
+    moved, special = [0, 0], False
+    fds = re.findall(r"(?:^|, )(\d+)<([^>]*)>", args)
+    if ret <= 0 or name == "splice" or not fds or \
+            not (name in READS or name in WRITES or name in COPIES):
+        return moved, special
+    if name in COPIES:
+        src, dst = (fds[1], fds[0]) if name == "sendfile" else \
+            (fds[0], fds[1])
+        sides = ((0, src[1]), (1, dst[1]))
+    else:
+        sides = ((0 if name in READS else 1, fds[0][1]),)
+    for kind, path in sides:
+        if untraced(path):
+            moved[kind] += ret
+            special |= path.startswith("/")
+    return moved, special
+
+
+def untraced_by_program(prefix):
+    """Program -> [bytes read, bytes written] through untraced descriptors
+    by the processes and threads that ended running it, from the logs of
+    strace_ops, and the set of programs that moved bytes through a file
+    of /proc, /sys or /dev.  A process runs the program of its last
+    execve, or, if it made none, the one its creator ran at the clone."""
+    logs = {}
+    for log in glob.glob(f"{prefix}.*"):
+        with open(log, errors="surrogateescape") as f:
+            logs[int(log.rsplit(".", 1)[1])] = f.readlines()
+    made_at = {}  # tid -> (its creator's tid, the line of the clone)
+    for tid, lines in logs.items():
+        for i, line in enumerate(lines):
+            m = LINE.match(line)
+            if m and m.group(1) in CREATES and int(m.group(3)) > 0:
+                made_at[int(m.group(3))] = (tid, i)
+
+    @functools.cache
+    def program_at(tid, end):
+        lines = logs[tid]
+        for i in range(end - 1, -1, -1):
+            m = LINE.match(lines[i])
+            if m and m.group(1) == "execve" and m.group(3) == "0":
+                path = STRING.match(m.group(2)).group(1)
+                if not path.startswith("/"):
+                    path = os.path.join(cwds_of(lines)(i), path)
+                return os.path.realpath(path)
+        return program_at(*made_at[tid]) if tid in made_at else None
+
+    totals = collections.defaultdict(lambda: [0, 0])
+    special = set()
+    for tid, lines in logs.items():
+        program = program_at(tid, len(lines))
+        for line in lines:
+            m = LINE.match(line)
+            if m:
+                moved, odd = moved_untraced(m.group(1), m.group(2),
+                                            int(m.group(3)))
+                totals[program][0] += moved[0]
+                totals[program][1] += moved[1]
+                if odd:
+                    special.add(program)
+    return dict(totals), special
 
 
 def strace_ops(cmd, workdir, prefix, **kw):
