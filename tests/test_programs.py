@@ -4,7 +4,8 @@ the same opens (failed ones too), reads, writes, closes, seeks, stats,
 unlinks, mkdirs, renames and bytes; per program, the same bytes through
 pipes and sockets; per process, the bytes of its R and W rows and of its
 untraced descriptors add up to the kernel's rchar and wchar; the task's
-output and exit status are its own."""
+output and exit status are its own.  At --level files too, without the
+reads, writes and seeks."""
 import collections
 import csv
 import os
@@ -156,6 +157,7 @@ TOOLS = ("git", "xz", "sqlite3", "fio", "lz4", "zip", "unzip", "bzip2",
 # Handles with no O row, each case: descriptors.py's child receives two
 # files over a socket after its parent closed them (docs/tracer.md).
 HANDLES_WITHOUT_OPEN = {"descriptors": 2}
+FULL_ONLY = ("R", "W", "Rbytes", "Wbytes", "L")
 # Programs whose bytes through pipes differ from run to run: a spawned
 # multiprocessing child reads its parent's pickled state, pids and all;
 # make -j2 trades as many jobserver tokens as its jobs' pace asks for.
@@ -225,6 +227,22 @@ def assert_untraced_bytes_match(trace, prefix, varies):
         {p: v for p, v in want.items() if p not in left_out}
 
 
+def traced_run(level, cmd, workdir, setup, env, outdir):
+    """iowrap --level LEVEL -- sh -c CMD on a fresh tree."""
+    fresh_tree(workdir, setup, env)
+    return run_iowrap(["--level", level, "--", "sh", "-c", cmd],
+                      outdir=outdir, cwd=workdir, env=env,
+                      stdin=subprocess.DEVNULL, text=False)
+
+
+def files_level(ops):
+    """What --level files records of ops: no reads, writes nor seeks."""
+    kept = {path: collections.Counter({kind: n for kind, n in c.items()
+                                       if kind not in FULL_ONLY})
+            for path, c in ops.items()}
+    return {path: c for path, c in kept.items() if c}
+
+
 def missing_tools(cmd):
     return [tool for tool in TOOLS + ("strace",)
             if (tool == "strace" or re.search(rf"(^|[\s|;&(]){tool}\s", cmd))
@@ -248,10 +266,7 @@ def test_programs_match_strace(name, tmp_path):
     fresh_tree(workdir, setup, env)
     want = strace_ops(["sh", "-c", cmd], workdir, tmp_path / "st", env=env,
                       stdin=subprocess.DEVNULL)
-    fresh_tree(workdir, setup, env)
-    t = run_iowrap(["--level", "full", "--", "sh", "-c", cmd],
-                   outdir=tmp_path / "t", cwd=workdir, env=env,
-                   stdin=subprocess.DEVNULL, text=False)
+    t = traced_run("full", cmd, workdir, setup, env, tmp_path / "t")
     assert (t.returncode, t.stdout) == (native.returncode, native.stdout), \
         t.stderr
     got, rows = iowrap_ops(t, workdir)
@@ -263,3 +278,8 @@ def test_programs_match_strace(name, tmp_path):
                                 UNTRACED_VARIES.get(name, ()))
     tracing = t.summary["tracing"]
     assert tracing["complete"] and not tracing.get("problems"), tracing
+    # --level files: the same, without reads, writes and seeks.
+    t = traced_run("files", cmd, workdir, setup, env, tmp_path / "tf")
+    assert (t.returncode, t.stdout) == (native.returncode, native.stdout), \
+        t.stderr
+    assert_same_ops(iowrap_ops(t, workdir)[0], files_level(want))
