@@ -182,67 +182,36 @@ static const struct keyword status_keys[] = {
 	[STATUS_SHDPND] = KEYWORD("ShdPnd"),
 };
 
-static void set_status(struct proc_status *st, enum status_key k, uint64_t v)
-{
-	switch (k) {
-	case STATUS_TGID:
-		st->tgid = (pid_t)v;
-		break;
-	case STATUS_PPID:
-		st->ppid = (pid_t)v;
-		break;
-	case STATUS_TRACER_PID:
-		st->tracer_pid = (pid_t)v;
-		break;
-	case STATUS_VMPEAK:
-		st->vmpeak_kib = v;
-		st->has_vm = true;
-		break;
-	case STATUS_VMHWM:
-		st->vmhwm_kib = v;
-		st->has_vm = true;
-		break;
-	case STATUS_THREADS:
-		st->threads = v;
-		break;
-	case STATUS_VOLUNTARY:
-		st->ctxt_voluntary = v;
-		break;
-	case STATUS_NONVOLUNTARY:
-		st->ctxt_involuntary = v;
-		break;
-	case STATUS_NO_NEW_PRIVS:
-		st->no_new_privs = v == 1;
-		break;
-	case STATUS_SECCOMP_FILTERS:
-		st->seccomp_filters = v;
-		break;
-	case STATUS_SIGPND:
-	case STATUS_SHDPND:
-		st->sig_pending |= v;
-		break;
-	}
-}
-
 int parse_proc_status(const char *text, struct proc_status *st)
 {
-	int seen = 0;
+	uint64_t v[ARRAY_SIZE(status_keys)] = { 0 };
+	unsigned seen = 0; /* bit k: status_keys[k]'s line was read */
 
-	memset(st, 0, sizeof(*st));
 	for (const char *line = text; line && *line; line = next_line(line)) {
 		const char *value;
 		int k = keyword_of(line, status_keys, ARRAY_SIZE(status_keys),
 				   &value);
 		bool mask = k == STATUS_SIGPND || k == STATUS_SHDPND;
-		uint64_t v;
 
-		if (k < 0 ||
-		    !(mask ? hex64_value(value, &v) : u64_value(value, &v)))
-			continue;
-		set_status(st, (enum status_key)k, v);
-		seen += k == STATUS_TGID;
+		if (k >= 0 && (mask ? hex64_value(value, &v[k]) :
+				      u64_value(value, &v[k])))
+			seen |= 1u << k;
 	}
-	return seen ? 0 : -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->tgid = (pid_t)v[STATUS_TGID];
+	st->ppid = (pid_t)v[STATUS_PPID];
+	st->tracer_pid = (pid_t)v[STATUS_TRACER_PID];
+	st->vmpeak_kib = v[STATUS_VMPEAK];
+	st->vmhwm_kib = v[STATUS_VMHWM];
+	/* kernel threads and zombies have no Vm* lines */
+	st->has_vm = seen & (1u << STATUS_VMPEAK | 1u << STATUS_VMHWM);
+	st->threads = v[STATUS_THREADS];
+	st->ctxt_voluntary = v[STATUS_VOLUNTARY];
+	st->ctxt_involuntary = v[STATUS_NONVOLUNTARY];
+	st->no_new_privs = v[STATUS_NO_NEW_PRIVS] == 1;
+	st->seccomp_filters = v[STATUS_SECCOMP_FILTERS];
+	st->sig_pending = v[STATUS_SIGPND] | v[STATUS_SHDPND];
+	return seen & 1u << STATUS_TGID ? 0 : -EINVAL;
 }
 
 static const struct keyword io_keys[] = {
