@@ -43,15 +43,29 @@ def inside(path, root):
     return path == root or path.startswith(root + "/")
 
 
-def count_copy(ops, name, args, ret, root):
-    """sendfile(out, in), copy_file_range(in, ..., out), splice(in, ...,
-    out): a read of the source and a write of the destination."""
-    fds = re.findall(r"(\d+)<([^>]*)>", args)
+def copy_paths(name, args):
+    """The source's and the destination's path of sendfile(out, in),
+    copy_file_range(in, ..., out) or splice(in, ..., out)."""
+    fds = re.findall(r"(?:^|, )(\d+)<([^>]*)>", args)
     src, dst = (fds[1], fds[0]) if name == "sendfile" else (fds[0], fds[1])
-    for kind, (_, path) in (("R", src), ("W", dst)):
+    return src[1], dst[1]
+
+
+def count_copy(ops, name, args, ret, root):
+    """A copy is a read of the source and a write of the destination."""
+    for kind, path in zip(("R", "W"), copy_paths(name, args)):
         if inside(path, root):
             ops[path][kind] += 1
             ops[path][kind + "bytes"] += max(ret, 0)
+
+
+def strace_logs(prefix):
+    """strace -ff -o PREFIX's logs: tid -> its lines."""
+    logs = {}
+    for log in glob.glob(f"{prefix}.*"):
+        with open(log, errors="surrogateescape") as f:
+            logs[int(log.rsplit(".", 1)[1])] = f.readlines()
+    return logs
 
 
 def cwds_of(lines):
@@ -157,16 +171,15 @@ def moved_untraced(name, args, ret):
     and what a program writes to /dev/null, may change from run to run);
     splice's bytes count in neither (nor in rchar and wchar)."""
     moved, special = [0, 0], False
-    fds = re.findall(r"(?:^|, )(\d+)<([^>]*)>", args)
-    if ret <= 0 or name == "splice" or not fds or \
-            not (name in READS or name in WRITES or name in COPIES):
+    arg0 = FD_PATH.match(args)
+    if ret <= 0 or name == "splice":
         return moved, special
     if name in COPIES:
-        src, dst = (fds[1], fds[0]) if name == "sendfile" else \
-            (fds[0], fds[1])
-        sides = ((0, src[1]), (1, dst[1]))
+        sides = enumerate(copy_paths(name, args))
+    elif (name in READS or name in WRITES) and arg0:
+        sides = ((0 if name in READS else 1, arg0.group("path")),)
     else:
-        sides = ((0 if name in READS else 1, fds[0][1]),)
+        return moved, special
     for kind, path in sides:
         if untraced(path):
             moved[kind] += ret
@@ -174,22 +187,21 @@ def moved_untraced(name, args, ret):
     return moved, special
 
 
-def untraced_by_program(prefix):
+def strace_untraced_by_program(prefix):
     """Program -> [bytes read, bytes written] through untraced descriptors
     by the processes and threads that ended running it, from the logs of
     strace_ops, and the set of programs that moved bytes through a file
     of /proc, /sys or /dev.  A process runs the program of its last
     execve, or, if it made none, the one its creator ran at the clone."""
-    logs = {}
-    for log in glob.glob(f"{prefix}.*"):
-        with open(log, errors="surrogateescape") as f:
-            logs[int(log.rsplit(".", 1)[1])] = f.readlines()
+    logs = strace_logs(prefix)
     made_at = {}  # tid -> (its creator's tid, the line of the clone)
     for tid, lines in logs.items():
         for i, line in enumerate(lines):
             m = LINE.match(line)
             if m and m.group(1) in CREATES and int(m.group(3)) > 0:
                 made_at[int(m.group(3))] = (tid, i)
+
+    cwds = {}
 
     @functools.cache
     def program_at(tid, end):
@@ -199,7 +211,9 @@ def untraced_by_program(prefix):
             if m and m.group(1) == "execve" and m.group(3) == "0":
                 path = STRING.match(m.group(2)).group(1)
                 if not path.startswith("/"):
-                    path = os.path.join(cwds_of(lines)(i), path)
+                    if tid not in cwds:
+                        cwds[tid] = cwds_of(lines)
+                    path = os.path.join(cwds[tid](i), path)
                 return os.path.realpath(path)
         return program_at(*made_at[tid]) if tid in made_at else None
 
@@ -229,9 +243,7 @@ def strace_ops(cmd, workdir, prefix, **kw):
                    capture_output=True, cwd=workdir, **kw)
     ops = collections.defaultdict(collections.Counter)
     root = os.path.realpath(workdir)
-    for log in glob.glob(f"{prefix}.*"):
-        with open(log, errors="surrogateescape") as f:
-            lines = f.readlines()
+    for lines in strace_logs(prefix).values():
         cwd_at = cwds_of(lines)
         for i, line in enumerate(lines):
             count_line(ops, line, root, lambda i=i: cwd_at(i))
@@ -304,6 +316,47 @@ def iowrap_ops(trace, workdir):
         if kind in ("R", "W"):
             ops[path][kind + "bytes"] += max(int(r["result"]), 0)
     return ops, rows
+
+
+def thread_owners(trace):
+    """threads.csv: tid -> its row (time, pid, tid, end_time)."""
+    with open(trace.dir / "threads.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len({r["tid"] for r in rows}) == len(rows)
+    return {r["tid"]: r for r in rows}
+
+
+def assert_rchar_wchar_add_up(trace, rows):
+    """Per process: its threads' R and W results (io.csv's pid is the
+    thread's id), less what splice moved (which the kernel counts in
+    neither), plus its untraced bytes, are its rchar and wchar.  The
+    tracer takes the untraced bytes from rchar and wchar, so this catches
+    R and W rows counted twice, not missing ones: comparing the untraced
+    bytes with strace's does."""
+    owner = {tid: r["pid"] for tid, r in thread_owners(trace).items()}
+    moved = collections.defaultdict(lambda: [0, 0])
+    for r in rows:
+        if r["type"] in ("R", "W"):
+            pid = owner.get(r["pid"], r["pid"])
+            moved[pid][r["type"] == "W"] += max(int(r["result"]), 0)
+    for p in trace.procs:
+        read, wrote = moved[p["pid"]]
+        assert read - int(p["spliced_read_bytes"]) + \
+            int(p["untraced_read_bytes"]) == int(p["rchar"]), p
+        assert wrote - int(p["spliced_write_bytes"]) + \
+            int(p["untraced_write_bytes"]) == int(p["wchar"]), p
+
+
+def iowrap_untraced_by_program(trace):
+    """procs.csv: program -> [bytes read, bytes written] through untraced
+    descriptors by the processes that ended running it (less what the
+    kernel read loading programs, which no syscall shows)."""
+    totals = collections.defaultdict(lambda: [0, 0])
+    for p in trace.procs:
+        total = totals[p["exe"]]
+        total[0] += int(p["untraced_read_bytes"]) - int(p["exec_read_bytes"])
+        total[1] += int(p["untraced_write_bytes"])
+    return dict(totals)
 
 
 def temp_name(path):

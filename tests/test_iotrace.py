@@ -5,7 +5,6 @@ import collections
 import csv
 import ctypes
 import errno
-import glob
 import io
 import json
 import os
@@ -22,7 +21,9 @@ import pytest
 
 from conftest import (FILTER_MODE, IOWRAP, BusyCPUs, helper, run_iowrap,
                       set_no_new_privs)
-from oracle import LINE, assert_same_ops, iowrap_ops, strace_ops
+from oracle import (LINE, assert_rchar_wchar_add_up, assert_same_ops, io_rows,
+                    iowrap_ops, moved_untraced, strace_logs, strace_ops,
+                    thread_owners)
 
 # Every test twice: with the plain filter (root's, as here) and the
 # descriptor-scoped one (under NO_NEW_PRIVS: an unprivileged user's).
@@ -273,13 +274,6 @@ DATA_CALLS = ("read,write,readv,writev,pread64,pwrite64,sendfile,splice,"
 EXECVE = re.compile(r'^execve\("[^"]*", (\[.*?\]), ')
 
 
-def untraced_path(path):
-    """What iowrap does not trace per operation: pipes, sockets and the
-    default exclusions (strace -y shows them as pipe:[N], /dev/null ...)."""
-    return not path.startswith("/") or \
-        path.startswith(("/proc/", "/sys/", "/dev/"))
-
-
 def strace_untraced_bytes(script, workdir, tmp_path):
     """argv -> [bytes read, bytes written] through untraced descriptors,
     per process, from strace -ff -y on the same script."""
@@ -289,30 +283,19 @@ def strace_untraced_bytes(script, workdir, tmp_path):
                     "-o", str(prefix), "sh", "-c", script], check=True,
                    capture_output=True, cwd=workdir)
     totals = collections.defaultdict(lambda: [0, 0])
-    for log in glob.glob(f"{prefix}.*"):
+    for tid, lines in strace_logs(prefix).items():
         argv, moved = None, [0, 0]
-        for line in open(log, errors="surrogateescape"):
+        for line in lines:
             m = EXECVE.match(line)
             if m and line.rstrip().endswith("= 0"):
                 argv = tuple(ast.literal_eval(m.group(1)))
                 continue
             m = LINE.match(line)
-            if not m or int(m.group(3)) <= 0:
-                continue
-            fds = re.findall(r"(?:^|, )(\d+)<([^>]*)>", m.group(2))
-            if m.group(1) == "splice":
-                continue  # in neither rchar nor wchar
-            if m.group(1) in ("sendfile", "copy_file_range"):
-                src, dst = (fds[1], fds[0]) if m.group(1) == "sendfile" \
-                    else (fds[0], fds[1])
-                sides = ((0, src[1]), (1, dst[1]))
-            else:
-                kind = 0 if m.group(1).startswith(("read", "pread")) else 1
-                sides = ((kind, fds[0][1]),)
-            for kind, path in sides:
-                if untraced_path(path):
-                    moved[kind] += int(m.group(3))
-        assert argv is not None, log
+            if m:
+                add, _ = moved_untraced(m.group(1), m.group(2),
+                                        int(m.group(3)))
+                moved = [moved[0] + add[0], moved[1] + add[1]]
+        assert argv is not None, tid
         totals[argv][0] += moved[0]
         totals[argv][1] += moved[1]
     return totals
@@ -331,19 +314,11 @@ def test_reads_and_writes_add_up_to_rchar_and_wchar(script, workdir,
     t = run_iowrap(["--level", "full", "--", "sh", "-c", script],
                    outdir=tmp_path / "t", cwd=workdir)
     assert t.returncode == 0, t.stderr
-    rows = list(csv.DictReader(open(t.dir / "io.csv", errors="replace")))
     procs = t.procs
     assert procs
+    assert_rchar_wchar_add_up(t, io_rows(t))
     got = collections.defaultdict(lambda: [0, 0])
     for p in procs:
-        mine = [r for r in rows if r["pid"] == p["pid"]]
-        read = sum(max(int(r["result"]), 0) for r in mine if r["type"] == "R")
-        wrote = sum(max(int(r["result"]), 0) for r in mine
-                    if r["type"] == "W")
-        read -= int(p["spliced_read_bytes"])
-        wrote -= int(p["spliced_write_bytes"])
-        assert read + int(p["untraced_read_bytes"]) == int(p["rchar"]), p
-        assert wrote + int(p["untraced_write_bytes"]) == int(p["wchar"]), p
         argv = tuple(shlex.split(p["argv"]))
         got[argv][0] += int(p["untraced_read_bytes"]) - \
             int(p["exec_read_bytes"])
@@ -375,22 +350,15 @@ def test_threads_reads_and_writes_add_up_to_their_process(script, workdir,
     t = run_iowrap(["--level", "full", "--", "sh", "-c", script],
                    outdir=tmp_path / "t", cwd=workdir)
     assert t.returncode == 0, t.stderr
-    owners = {tid: o["pid"] for tid, o in thread_owners(t).items()}
-    moved = collections.defaultdict(lambda: [0, 0])
-    by_thread = 0
-    for r in csv.DictReader(open(t.dir / "io.csv", errors="replace")):
-        if r["type"] in "RW" and int(r["result"]) > 0:
-            moved[owners.get(r["pid"], r["pid"])][r["type"] == "W"] += \
-                int(r["result"])
-            by_thread += r["pid"] in owners
+    rows = io_rows(t)
+    owners = thread_owners(t)
+    by_thread = sum(r["type"] in ("R", "W") and int(r["result"]) > 0 and
+                    r["pid"] in owners for r in rows)
     # zstd's workers only compress: its main thread reads and writes.
     assert (by_thread > 0) == ("threading" in script)
     threaded = [p for p in t.procs if int(p["threads"]) > 1]
     assert threaded
-    for p in t.procs:
-        read, wrote = moved[p["pid"]]
-        assert read + int(p["untraced_read_bytes"]) == int(p["rchar"]), p
-        assert wrote + int(p["untraced_write_bytes"]) == int(p["wchar"]), p
+    assert_rchar_wchar_add_up(t, rows)
     assert_io_pids_are_known(t)
 
 
@@ -2361,13 +2329,6 @@ def test_parallel_threads_with_tracer_threads(tmp_path, threads):
         assert csv_us(mine[-1]["time_end"]) <= csv_us(o["end_time"])
         assert csv_us(o["end_time"]) <= csv_us(proc["end_time"])
     assert_io_pids_are_known(t)
-
-
-def thread_owners(t):
-    """threads.csv: tid -> its row (time, pid, tid, end_time)."""
-    rows = list(csv.DictReader(open(t.dir / "threads.csv")))
-    assert len({r["tid"] for r in rows}) == len(rows)
-    return {r["tid"]: r for r in rows}
 
 
 def assert_io_pids_are_known(t):

@@ -7,7 +7,6 @@ untraced descriptors add up to the kernel's rchar and wchar; the task's
 output and exit status are its own.  At --level files too, without the
 reads, writes and seeks."""
 import collections
-import csv
 import os
 import re
 import shutil
@@ -17,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iowrap
-import oracle
-from oracle import (assert_same_ops, handles_without_open, iowrap_ops,
-                    strace_ops)
+from oracle import (assert_rchar_wchar_add_up, assert_same_ops,
+                    handles_without_open, iowrap_ops,
+                    iowrap_untraced_by_program, strace_ops,
+                    strace_untraced_by_program)
 
 pytestmark = pytest.mark.usefixtures("filter_mode")
 
@@ -173,46 +173,6 @@ def fresh_tree(workdir, setup, env):
                    capture_output=True)
 
 
-def thread_owner(trace):
-    """io.csv's pid is a thread's id: tid -> its process's pid."""
-    with open(trace.dir / "threads.csv", newline="") as f:
-        return {r["tid"]: r["pid"] for r in csv.DictReader(f)}
-
-
-def assert_rchar_wchar_add_up(trace, rows):
-    """Per process: its threads' R and W results, less what splice moved
-    (which the kernel counts in neither), plus its untraced bytes, are
-    its rchar and wchar.  The tracer takes the untraced bytes from rchar
-    and wchar, so this catches R and W rows counted twice, not missing
-    ones (strace's per-file figures catch those, and
-    assert_untraced_bytes_match compares the untraced bytes with
-    strace's)."""
-    owner = thread_owner(trace)
-    moved = collections.defaultdict(lambda: [0, 0])
-    for r in rows:
-        if r["type"] in ("R", "W"):
-            pid = owner.get(r["pid"], r["pid"])
-            moved[pid][r["type"] == "W"] += max(int(r["result"]), 0)
-    for p in trace.procs:
-        read, wrote = moved[p["pid"]]
-        assert read - int(p["spliced_read_bytes"]) + \
-            int(p["untraced_read_bytes"]) == int(p["rchar"]), p
-        assert wrote - int(p["spliced_write_bytes"]) + \
-            int(p["untraced_write_bytes"]) == int(p["wchar"]), p
-
-
-def untraced_by_program(trace):
-    """procs.csv: program -> [bytes read, bytes written] through untraced
-    descriptors by the processes that ended running it (less what the
-    kernel read loading programs, which no syscall shows)."""
-    totals = collections.defaultdict(lambda: [0, 0])
-    for p in trace.procs:
-        total = totals[p["exe"]]
-        total[0] += int(p["untraced_read_bytes"]) - int(p["exec_read_bytes"])
-        total[1] += int(p["untraced_write_bytes"])
-    return dict(totals)
-
-
 def assert_untraced_bytes_match(trace, prefix, varies):
     """Per program, the bytes moved through pipes and sockets are what
     strace saw moved through them: the R and W rows of every file, also
@@ -220,19 +180,23 @@ def assert_untraced_bytes_match(trace, prefix, varies):
     untraced).  Not for a program that read or wrote a file of /proc,
     /sys or /dev (their contents, and timings written to /dev/null, vary
     from run to run), nor for one whose pipes carry pids (varies)."""
-    want, special = oracle.untraced_by_program(prefix)
-    got = untraced_by_program(trace)
+    want, special = strace_untraced_by_program(prefix)
+    got = iowrap_untraced_by_program(trace)
     left_out = special | set(varies)
     assert {p: v for p, v in got.items() if p not in left_out} == \
         {p: v for p, v in want.items() if p not in left_out}
 
 
-def traced_run(level, cmd, workdir, setup, env, outdir):
-    """iowrap --level LEVEL -- sh -c CMD on a fresh tree."""
+def traced_run(level, cmd, workdir, setup, env, outdir, native):
+    """iowrap --level LEVEL -- sh -c CMD on a fresh tree, whose output and
+    exit status must be the native run's."""
     fresh_tree(workdir, setup, env)
-    return run_iowrap(["--level", level, "--", "sh", "-c", cmd],
-                      outdir=outdir, cwd=workdir, env=env,
-                      stdin=subprocess.DEVNULL, text=False)
+    t = run_iowrap(["--level", level, "--", "sh", "-c", cmd],
+                   outdir=outdir, cwd=workdir, env=env,
+                   stdin=subprocess.DEVNULL, text=False)
+    assert (t.returncode, t.stdout) == (native.returncode, native.stdout), \
+        t.stderr
+    return t
 
 
 def files_level(ops):
@@ -266,9 +230,7 @@ def test_programs_match_strace(name, tmp_path):
     fresh_tree(workdir, setup, env)
     want = strace_ops(["sh", "-c", cmd], workdir, tmp_path / "st", env=env,
                       stdin=subprocess.DEVNULL)
-    t = traced_run("full", cmd, workdir, setup, env, tmp_path / "t")
-    assert (t.returncode, t.stdout) == (native.returncode, native.stdout), \
-        t.stderr
+    t = traced_run("full", cmd, workdir, setup, env, tmp_path / "t", native)
     got, rows = iowrap_ops(t, workdir)
     assert_same_ops(got, want)
     assert len(handles_without_open(t, rows, workdir)) == \
@@ -279,7 +241,6 @@ def test_programs_match_strace(name, tmp_path):
     tracing = t.summary["tracing"]
     assert tracing["complete"] and not tracing.get("problems"), tracing
     # --level files: the same, without reads, writes and seeks.
-    t = traced_run("files", cmd, workdir, setup, env, tmp_path / "tf")
-    assert (t.returncode, t.stdout) == (native.returncode, native.stdout), \
-        t.stderr
+    t = traced_run("files", cmd, workdir, setup, env, tmp_path / "tf",
+                   native)
     assert_same_ops(iowrap_ops(t, workdir)[0], files_level(want))
