@@ -17,11 +17,12 @@ descriptor-scoped filter), `iowrap -l full` with the plain filter (root's:
 every descriptor stops), `iowrap -l full --tracer-threads 1` (iowrap's
 default is a tracer thread per CPU), `iowrap -l full` run by nobody when
 the bench runs as root (an unprivileged user's tracer follows the tracee's
-CPU by pinning the tracee, not by going to SCHED_IDLE), `iowrap -l full
---no-follow-cpu`, `strace -f --seccomp-bpf` with the syscall
-sets of iowrap's files and full filters, `strace -f` without the filter
-(stops at every syscall's entry and exit), and pinned to one CPU with
-`taskset` (native, iowrap full, strace full).  Every run's output is
+CPU by pinning the tracee at its normal priority, not at SCHED_IDLE),
+`iowrap -l full --follow-cpu sched_idle` (the tracer at SCHED_IDLE beside
+a tracee left free to move), `iowrap -l full --no-follow-cpu`, `strace -f
+--seccomp-bpf` with the syscall sets of iowrap's files and full filters,
+`strace -f` without the filter (stops at every syscall's entry and exit),
+and pinned to one CPU with `taskset` (native, iowrap full, strace full).  Every run's output is
 checked against the native run's; every iowrap run's summary.json gives
 its syscall stops.  Cells are medians over at least 5 runs (--quick: a
 smoke test on tiny data, fewer runs).
@@ -130,7 +131,7 @@ class Mode:
     # except plain: root's, the filter that stops on every descriptor.
     plain: bool = False
     threads: int = None     # --tracer-threads; None: iowrap's default
-    follow: bool = True     # False: --no-follow-cpu
+    follow: str = None      # --follow-cpu HOW; None: iowrap's default
     # Run by nobody (when the bench runs as root): an unprivileged user's
     # tracer follows the tracee's CPU another way (docs/tracer.md).
     nobody: bool = False
@@ -147,8 +148,10 @@ MODES = [
          threads=1),
     Mode("full-nobody", "iowrap full, unprivileged (nobody)", "iowrap",
          "full", nobody=True),
+    Mode("full-idle", "iowrap full, tracee not pinned (SCHED_IDLE tracer)",
+         "iowrap", "full", follow="sched_idle"),
     Mode("full-nofollow", "iowrap full, CPU not followed", "iowrap", "full",
-         follow=False),
+         follow="off"),
     Mode("strace-procs", "strace -e trace=none", "strace", "none"),
     Mode("strace-files", "strace files", "strace", "files"),
     Mode("strace-full", "strace full", "strace", "full"),
@@ -491,8 +494,8 @@ class Bench:
                        "-o", str(trace)]
             if mode.threads:
                 prefix += ["--tracer-threads", str(mode.threads)]
-            if not mode.follow:
-                prefix.append("--no-follow-cpu")
+            if mode.follow:
+                prefix += ["--follow-cpu", mode.follow]
             prefix.append("--")
         elif mode.tracer == "strace":
             prefix += self.strace_argv(mode.level)
@@ -560,7 +563,10 @@ class Bench:
                     problems.append(f"tracing.level {t['level']!r}")
                 if mode.level == "full" and t["fd_scoped"] == mode.plain:
                     problems.append(f"tracing.fd_scoped {t['fd_scoped']}")
-                if not mode.follow and t["cpu_follow"]["phases"]:
+                if mode.follow == "off" and t["cpu_follow"]["phases"]:
+                    problems.append(f"tracing.cpu_follow {t['cpu_follow']}")
+                if (mode.follow == "sched_idle" and os.geteuid() == 0 and
+                        t["cpu_follow"]["how"] != "sched_idle"):
                     problems.append(f"tracing.cpu_follow {t['cpu_follow']}")
                 if mode.threads and t["tracer_threads"] != mode.threads:
                     problems.append(
@@ -1214,11 +1220,14 @@ medians; a cell with ⚠N had N of them.
   new processes are handed to the least busy one, docs/tracer.md); "1
   tracer thread" is `--tracer-threads 1`, as every iowrap before it.
   The tracer moves next to a tracee that stops often (CPU following,
-  docs/tracer.md): root's at `SCHED_IDLE`, an unprivileged user's, whom
-  the kernel would not let back from `SCHED_IDLE`, by pinning the tracee
-  and itself to one CPU for the phase; "unprivileged (nobody)" is
-  `iowrap -l full` run by nobody (`setpriv`; as the bench's own user when
-  it does not run as root), "CPU not followed" is `--no-follow-cpu`.  Plain ptrace: the same strace command
+  docs/tracer.md): it pins the tracee and itself to one CPU for the
+  phase, root's tracer at `SCHED_IDLE` (`pin_idle`), an unprivileged
+  user's, whom the kernel would not let back from `SCHED_IDLE`, at its
+  normal priority (`pin_tracee`); "unprivileged (nobody)" is `iowrap -l
+  full` run by nobody (`setpriv`; as the bench's own user when it does
+  not run as root), "tracee not pinned" is `--follow-cpu sched_idle`
+  (root's way before: the tracer alone pinned, at `SCHED_IDLE`), "CPU not
+  followed" is `--no-follow-cpu`.  Plain ptrace: the same strace command
   with the full set and without `--seccomp-bpf`, which stops at the entry
   and exit of every syscall.  strace -e trace=none: the same strace
   command tracing no syscall by name; to follow the tree it still stops

@@ -39,7 +39,7 @@ struct run_options {
 	const char *task_name;
 	struct kv_list labels;
 	long spin_us;
-	bool follow_cpu;
+	enum follow_how follow_cpu;
 	int tracer_threads;
 	enum handover handover;
 	const char *include[MAX_PREFIXES + 1];
@@ -76,7 +76,11 @@ static const char usage_text[] =
 	"                       traces /dev/shm too\n"
 	"      --spin-us N      poll N us for the next stop before sleeping\n"
 	"                       (default 50; 0: always sleep)\n"
-	"      --no-follow-cpu  never move next to a tracee that stops often\n"
+	"      --follow-cpu HOW how to keep the tracer on the CPU of a tracee\n"
+	"                       that stops often: auto (default: pin_idle, or\n"
+	"                       pin_tracee where SCHED_IDLE is one-way),\n"
+	"                       pin_idle, sched_idle, pin_tracee, off\n"
+	"      --no-follow-cpu  the same as --follow-cpu off\n"
 	"      --tracer-threads N  trace with N threads (1..16; default: one\n"
 	"                       per CPU, at most 8; files and full levels)\n"
 	"      --handover WHEN  busy: a new process or thread goes to a tracer\n"
@@ -100,6 +104,7 @@ enum {
 	OPT_STRICT = 256,
 	OPT_NO_WAIT_ORPHANS,
 	OPT_NO_FOLLOW_CPU,
+	OPT_FOLLOW_CPU,
 	OPT_TRACER_THREADS,
 	OPT_HANDOVER,
 	OPT_INCLUDE,
@@ -167,6 +172,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "no-wait-orphans", no_argument, NULL, OPT_NO_WAIT_ORPHANS },
 		{ "no-follow-cpu", no_argument, NULL, OPT_NO_FOLLOW_CPU },
+		{ "follow-cpu", required_argument, NULL, OPT_FOLLOW_CPU },
 		{ "tracer-threads", required_argument, NULL,
 		  OPT_TRACER_THREADS },
 		{ "handover", required_argument, NULL, OPT_HANDOVER },
@@ -179,7 +185,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	memset(o, 0, sizeof(*o));
 	o->wait_orphans = true;
 	o->spin_us = 50;
-	o->follow_cpu = true;
+	o->follow_cpu = FOLLOW_AUTO;
 	o->tracer_threads = 0; /* one per CPU (tracer_run) */
 	for (size_t i = 0; i < ARRAY_SIZE(default_exclude); i++)
 		o->exclude[o->nexclude++] = default_exclude[i];
@@ -267,8 +273,18 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 			break;
 		}
 		case OPT_NO_FOLLOW_CPU:
-			o->follow_cpu = false;
+			o->follow_cpu = FOLLOW_OFF;
 			break;
+		case OPT_FOLLOW_CPU: {
+			int how = follow_parse(optarg);
+
+			if (how < 0)
+				return usage_error(
+					"--follow-cpu takes auto, pin_idle, sched_idle, pin_tracee or off, not '%s'",
+					optarg);
+			o->follow_cpu = (enum follow_how)how;
+			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;

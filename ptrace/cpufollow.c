@@ -57,6 +57,16 @@ enum phase_state {
 
 #define CLAIM_BITS (8 * sizeof(unsigned long))
 
+bool pins_tracee(const struct cpu_follow *f)
+{
+	return f->how == FOLLOW_PIN_TRACEE || f->how == FOLLOW_PIN_IDLE;
+}
+
+bool idles_tracer(const struct cpu_follow *f)
+{
+	return f->how == FOLLOW_IDLE_TRACER || f->how == FOLLOW_PIN_IDLE;
+}
+
 /* musl leaves sched_setscheduler() unimplemented (ENOSYS) on purpose. */
 static int set_policy(pid_t tid, int policy)
 {
@@ -77,7 +87,7 @@ static int pin_to(pid_t tid, int cpu)
 /* The tracer thread's own CPUs and policy again; safe from either thread. */
 static void restore(const struct cpu_follow *f)
 {
-	if (f->how == FOLLOW_IDLE_TRACER)
+	if (idles_tracer(f))
 		set_policy(f->self_tid, SCHED_OTHER);
 	sched_setaffinity(f->self_tid, sizeof(f->allowed), &f->allowed);
 }
@@ -187,10 +197,11 @@ static void demote(struct cpu_follow *f, enum phase_state why)
 	if (!atomic_compare_exchange_strong(&f->phase, &state, why))
 		return; /* the tracer ended it meanwhile */
 	/* A tracer at normal priority puts itself back when it takes the
-	 * end: a restore from here could come after its next pin. */
-	if (f->how == FOLLOW_IDLE_TRACER)
+	 * end: a restore from here could come after its next pin.  One at
+	 * SCHED_IDLE may be starving: it is put back from here. */
+	if (idles_tracer(f))
 		restore(f);
-	while (f->how == FOLLOW_PIN_TRACEE && demoted(f)) {
+	while (pins_tracee(f) && demoted(f)) {
 		syscall(SYS_tgkill, getpid(), f->self_tid, FOLLOW_WAKE_SIGNAL);
 		if (!doze(f, FOLLOW_WATCHDOG_US))
 			break;
@@ -354,7 +365,22 @@ static void let_wake_in(void)
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 }
 
-void follow_init(struct cpu_follow *f, int procfd, bool enabled,
+/*
+ * What following a wish comes to here: the tracer at SCHED_IDLE needs a
+ * way back from it; without one, pinning the tracee is the only way.
+ */
+static enum follow_how follow_way(enum follow_how want)
+{
+	bool idle_ok = idle_is_reversible();
+
+	if (want == FOLLOW_AUTO)
+		return idle_ok ? FOLLOW_PIN_IDLE : FOLLOW_PIN_TRACEE;
+	if (want == FOLLOW_IDLE_TRACER || want == FOLLOW_PIN_IDLE)
+		return idle_ok ? want : FOLLOW_PIN_TRACEE;
+	return want;
+}
+
+void follow_init(struct cpu_follow *f, int procfd, enum follow_how want,
 		 struct cpu_claims *claims)
 {
 	memset(f, 0, sizeof(*f));
@@ -368,25 +394,27 @@ void follow_init(struct cpu_follow *f, int procfd, bool enabled,
 	init_monotonic_cond(&f->wake);
 	atomic_init(&f->progress, 0);
 	atomic_init(&f->phase, PHASE_OFF);
-	if (!enabled ||
+	if (want == FOLLOW_OFF ||
 	    sched_getaffinity(0, sizeof(f->allowed), &f->allowed) < 0 ||
 	    CPU_COUNT(&f->allowed) < 2)
 		return;
 	f->enabled = true;
-	if (idle_is_reversible()) {
-		f->how = FOLLOW_IDLE_TRACER;
-		return;
-	}
-	f->how = FOLLOW_PIN_TRACEE;
-	let_wake_in();
+	f->how = follow_way(want);
+	if (pins_tracee(f))
+		let_wake_in();
+}
+
+static const char *const follow_names[] = { "off", "sched_idle", "pin_tracee",
+					    "pin_idle", "auto" };
+
+int follow_parse(const char *name)
+{
+	return index_of_name(follow_names, ARRAY_SIZE(follow_names), name);
 }
 
 const char *follow_how_name(enum follow_how how)
 {
-	static const char *const names[] = { "off", "sched_idle",
-					     "pin_tracee" };
-
-	return names[how];
+	return follow_names[how];
 }
 
 static bool claim_cpu(struct cpu_claims *c, int cpu)
@@ -420,7 +448,7 @@ static int claim_for(struct cpu_follow *f, int cpu, const cpu_set_t *own)
 
 static struct tracee_pin *pin_of(struct cpu_follow *f, pid_t tid)
 {
-	return f->how == FOLLOW_PIN_TRACEE ? pidmap_get(&f->pins, tid) : NULL;
+	return pins_tracee(f) ? pidmap_get(&f->pins, tid) : NULL;
 }
 
 static void count_tgid(struct cpu_follow *f, pid_t tgid, int by)
@@ -543,7 +571,7 @@ static void enter(struct cpu_follow *f, int64_t now)
 	f->run = 0;
 	if (cpu < 0 || !start_watchdog(f))
 		return;
-	if (f->how == FOLLOW_PIN_TRACEE) {
+	if (pins_tracee(f)) {
 		cpu = pin_tracee(f, cpu);
 		if (cpu < 0) {
 			/* Not this one (a setuid program), or no CPU free. */
@@ -552,7 +580,7 @@ static void enter(struct cpu_follow *f, int64_t now)
 		}
 	}
 	if (pin_to(0, cpu) < 0 ||
-	    (f->how == FOLLOW_IDLE_TRACER && set_policy(0, SCHED_IDLE) < 0)) {
+	    (idles_tracer(f) && set_policy(0, SCHED_IDLE) < 0)) {
 		/* Not allowed here (a seccomp profile, say): never again. */
 		unpin_tracee(f);
 		restore(f);
@@ -598,7 +626,7 @@ static void leave(struct cpu_follow *f, int64_t now)
 	int state = atomic_exchange(&f->phase, PHASE_OFF);
 
 	/* Otherwise the watchdog has put a SCHED_IDLE tracer back. */
-	if (state == PHASE_WATCHED || f->how == FOLLOW_PIN_TRACEE)
+	if (state == PHASE_WATCHED || !idles_tracer(f))
 		restore(f);
 	end_phase(f, state, now);
 }
@@ -611,7 +639,7 @@ static void note_demotion(struct cpu_follow *f, int64_t now)
 	if ((state != PHASE_QUIET && state != PHASE_STARVED) ||
 	    !atomic_compare_exchange_strong(&f->phase, &state, PHASE_OFF))
 		return;
-	if (f->how == FOLLOW_PIN_TRACEE)
+	if (!idles_tracer(f))
 		restore(f);
 	f->run = 0;
 	end_phase(f, state, now);
@@ -649,7 +677,7 @@ static void read_tracee_cpu(struct cpu_follow *f, int64_t now)
 /* Load balancing may move the tracee (unless it is pinned); follow it. */
 static void recheck_cpu(struct cpu_follow *f, int64_t now)
 {
-	if (f->how == FOLLOW_PIN_TRACEE)
+	if (pins_tracee(f))
 		return;
 	if (++f->since_check < FOLLOW_RECHECK &&
 	    now - f->checked_us < FOLLOW_RECHECK_US)
@@ -723,7 +751,7 @@ void follow_missed(struct cpu_follow *f)
 		return;
 	now = now_monotonic_us();
 	note_demotion(f, now);
-	if (f->active && f->how != FOLLOW_PIN_TRACEE)
+	if (f->active && !pins_tracee(f))
 		read_tracee_cpu(f, now);
 }
 
@@ -745,8 +773,7 @@ void follow_created(struct cpu_follow *f, pid_t creator, pid_t child)
 
 bool follow_holds_threads_of(const struct cpu_follow *f, pid_t tgid)
 {
-	return f->how == FOLLOW_PIN_TRACEE &&
-	       pidmap_get(&f->pinned_tgids, tgid) != NULL;
+	return pins_tracee(f) && pidmap_get(&f->pinned_tgids, tgid) != NULL;
 }
 
 /*

@@ -10,8 +10,13 @@
  * to that tracee's CPU and drops to SCHED_IDLE.  A CPU that runs only
  * SCHED_IDLE tasks counts as idle when the kernel places a woken task, so
  * the resumed tracee stays on it, preempts the tracer at once, and the next
- * stop hands the CPU straight back.  The tracee's own affinity and policy
- * are not touched.
+ * stop hands the CPU straight back.
+ *
+ * That alone (sched_idle) leaves the tracee free to move: one that computes
+ * between stops (gzip) leaves the preempted tracer runnable beside it, and
+ * the load balancer moves the tracee to the idle CPU, where its stops cross
+ * CPUs until the tracer follows.  So by default (pin_idle) the tracee is
+ * pinned to that CPU for the phase too, which no balancer undoes.
  *
  * A SCHED_IDLE tracer can starve behind other work on its CPU while
  * another tracee waits for it.  A watchdog thread ends a phase in which a
@@ -19,10 +24,10 @@
  * phases ended that way back off exponentially.
  *
  * An unprivileged tracer may go to SCHED_IDLE but never come back (its
- * RLIMIT_NICE is 0), so it follows another way: it pins the tracee to one
- * CPU for the phase and itself beside it, at its normal priority.  A
- * woken task goes where its mask lets it, so the two stay together as
- * with SCHED_IDLE.  The task must not see this: a child or thread the
+ * RLIMIT_NICE is 0), so it pins both and stays at its normal priority
+ * (pin_tracee).  A woken task goes where its mask lets it, so the two stay
+ * together as with SCHED_IDLE.  Where the tracee is pinned, the task must
+ * not see it: a child or thread the
  * tracee makes meanwhile gets the tracee's own mask back at its creator's
  * event (it has not run yet), the tracee's own sched_getaffinity and
  * sched_setaffinity end the phase at their entry (the filter stops
@@ -62,10 +67,14 @@ struct tracee_pin {
 	cpu_set_t own; /* its mask before the pin */
 };
 
+/* How a tracer thread follows; FOLLOW_AUTO only as what was asked for. */
 enum follow_how {
 	FOLLOW_OFF, /* not enabled, or not allowed here */
 	FOLLOW_IDLE_TRACER, /* the tracer at SCHED_IDLE on the tracee's CPU */
 	FOLLOW_PIN_TRACEE, /* both pinned to one CPU (unprivileged) */
+	FOLLOW_PIN_IDLE, /* both pinned, the tracer at SCHED_IDLE */
+	FOLLOW_AUTO, /* pin_idle where the tracer may leave SCHED_IDLE,
+		      * else pin_tracee */
 };
 
 struct cpu_follow {
@@ -86,7 +95,7 @@ struct cpu_follow {
 	int64_t active_since_us, checked_us;
 	int64_t holdoff_until_us, holdoff_us;
 	unsigned long phases, starved, moves;
-	/* FOLLOW_PIN_TRACEE: the pins by tid (struct tracee_pin), how many
+	/* pins_tracee: the pins by tid (struct tracee_pin), how many
 	 * of each process (a count by tgid), the one on, the CPUs claimed. */
 	struct pidmap pins, pinned_tgids;
 	struct tracee_pin *pin_on;
@@ -104,18 +113,27 @@ struct cpu_follow {
 	bool thread_started, quit;
 };
 
-/* In the tracer thread; claims, shared, are for FOLLOW_PIN_TRACEE. */
-void follow_init(struct cpu_follow *f, int procfd, bool enabled,
+/* In the tracer thread; claims, shared, are for pinning tracees.  want:
+ * what was asked for; sched_idle and pin_idle become pin_tracee where the
+ * tracer may not leave SCHED_IDLE. */
+void follow_init(struct cpu_follow *f, int procfd, enum follow_how want,
 		 struct cpu_claims *claims);
-/* "off", "sched_idle" or "pin_tracee", for summary.json. */
+/* "off", "sched_idle", "pin_tracee", "pin_idle" or "auto": the enum, or
+ * -1 for another name. */
+int follow_parse(const char *name);
+/* The same names, for summary.json. */
 const char *follow_how_name(enum follow_how how);
+/* The tracee pinned for a phase (pin_tracee, pin_idle); the tracer at
+ * SCHED_IDLE during one (sched_idle, pin_idle). */
+bool pins_tracee(const struct cpu_follow *f);
+bool idles_tracer(const struct cpu_follow *f);
 /* Called at every stop of tid (of process tgid), before it is resumed;
  * event: the stop's PTRACE_EVENT_*, or 0. */
 void follow_stop(struct cpu_follow *f, pid_t tid, pid_t tgid, int event);
 /* A wait found no stop pending: the tracee may have moved. */
 void follow_missed(struct cpu_follow *f);
 /*
- * FOLLOW_PIN_TRACEE, at these events of a tracee, in its tracer thread:
+ * pins_tracee, at these events of a tracee, in its tracer thread:
  * creator made child (fork, vfork or clone event); caller is at the entry
  * of sched_getaffinity or sched_setaffinity on target (0: itself), or of a
  * call that changes its uid (the tracer may lose the right to put its mask

@@ -1244,7 +1244,7 @@ static pid_t wait_next(struct spin *sp, struct cpu_follow *follow, int *status)
 	follow_missed(follow);
 	/* Pinned beside its tracee, polling would keep it off its CPU. */
 	if (sp->window_us <= 0 || sp->skip || !follow->active ||
-	    follow->how == FOLLOW_PIN_TRACEE) {
+	    !idles_tracer(follow)) {
 		if (sp->skip)
 			sp->skip--;
 		return waitpid(-1, status, __WALL | __WNOTHREAD);
@@ -1329,7 +1329,7 @@ static void rename_pin(pid_t tid)
 	unsigned long former;
 
 	/* Only pins need it: no second event message per exec otherwise. */
-	if (self->follow.how == FOLLOW_PIN_TRACEE &&
+	if (pins_tracee(&self->follow) &&
 	    ptrace(PTRACE_GETEVENTMSG, tid, 0L, &former) == 0)
 		follow_renamed(&self->follow, (pid_t)former, tid);
 }
@@ -1608,7 +1608,8 @@ static int worker_init(struct tracer *tr, int i, int procfd)
 	w->tr = tr;
 	w->tid = gettid();
 	spin_init(&w->spin, tr->cfg->spin_us);
-	follow_init(&w->follow, procfd, tr->io_on && tr->cfg->follow_cpu,
+	follow_init(&w->follow, procfd,
+		    tr->io_on ? tr->cfg->follow_cpu : FOLLOW_OFF,
 		    &tr->cpu_claims);
 	return tr->nworkers > 1 ? mailbox_open(&w->box) : 0;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cpufollow.h"
 #include "fdfilter.h"
 #include "filter.h"
 #include "hostinfo.h"
@@ -39,7 +40,8 @@ struct tracer_config {
 	enum handover handover;
 	enum trace_level level;
 	long spin_us; /* poll this long for the next stop before sleeping */
-	bool follow_cpu; /* move next to a tracee in a run of stops */
+	/* how to move next to a tracee in a run of stops (cpufollow.h) */
+	enum follow_how follow_cpu;
 	const char *const *include; /* path prefixes, NULL-terminated */
 	const char *const *exclude;
 	struct trace_sink *sink;

@@ -61,25 +61,47 @@ def dd(path, count):
             f"count={count}", "status=none"]
 
 
-def test_follows_a_syscall_heavy_tracee(iowrap, data):
-    trace = iowrap("-l", "full", "--", *dd(data, READS), check=0)
+# What each --follow-cpu comes to: the tracer at SCHED_IDLE needs a way
+# back from it (CAP_SYS_NICE), which an unprivileged user lacks.
+IDLE_REVERSIBLE = os.geteuid() == 0
+WAYS = {"auto": "pin_idle" if IDLE_REVERSIBLE else "pin_tracee",
+        "pin_idle": "pin_idle" if IDLE_REVERSIBLE else "pin_tracee",
+        "sched_idle": "sched_idle" if IDLE_REVERSIBLE else "pin_tracee",
+        "pin_tracee": "pin_tracee"}
+
+
+@pytest.mark.parametrize("asked", sorted(WAYS))
+def test_follows_a_syscall_heavy_tracee(iowrap, data, asked):
+    trace = iowrap("-l", "full", "--follow-cpu", asked, "--",
+                   *dd(data, READS), check=0)
     # dd reads once more to see the end of the file only past count.
     assert reads_of(trace, data) == (READS, READS * BLOCK)
     phases = follow(trace)
     if MULTI_CPU:
-        # sched_idle where the kernel lets the tracer back (root with
-        # CAP_SYS_NICE), pin_tracee where it does not.
-        assert phases["how"] in ("sched_idle", "pin_tracee")
+        assert phases["how"] == WAYS[asked]
         assert phases["phases"] >= 1
+        if phases["how"] != "sched_idle":
+            # A pinned tracee does not move.
+            assert phases["moves"] == 0
     else:
         assert phases == NEVER
 
 
-def test_no_follow_cpu_never_follows(iowrap, data):
-    trace = iowrap("-l", "full", "--no-follow-cpu", "--",
-                   *dd(data, READS), check=0)
+@pytest.mark.parametrize("option", [["--no-follow-cpu"],
+                                    ["--follow-cpu", "off"]])
+def test_follow_cpu_off_never_follows(iowrap, data, option):
+    trace = iowrap("-l", "full", *option, "--", *dd(data, READS), check=0)
     assert reads_of(trace, data) == (READS, READS * BLOCK)
     assert follow(trace) == NEVER
+
+
+def test_follow_cpu_takes_only_its_names(iowrap):
+    p = subprocess.run([str(IOWRAP), "--follow-cpu", "idle", "--", "true"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 125
+    assert p.stderr == ("iowrap: --follow-cpu takes auto, pin_idle, "
+                        "sched_idle, pin_tracee or off, not 'idle'; see "
+                        "iowrap --help\n")
 
 
 def test_summary_level_never_follows(iowrap, data):
@@ -115,8 +137,11 @@ def test_tracer_follows_a_tracee_that_moves(iowrap, data):
               f"    os.sched_setaffinity(0, {{{cpus!r}[i % 2]}})\n"
               f"    for j in range({per_move}):\n"
               f"        os.read(fd, {BLOCK})\n")
-    trace = iowrap("-l", "full", "--", "python3", "-c", script, check=0)
+    trace = iowrap("-l", "full", "--follow-cpu", "sched_idle", "--",
+                   "python3", "-c", script, check=0)
     phases = following(trace, data)
+    if phases["how"] != "sched_idle":
+        pytest.skip("the tracer may not leave SCHED_IDLE here")
     assert phases["moves"] >= 1, phases
     # Other load on the machine can starve the SCHED_IDLE tracer: the
     # watchdog ends its phases and holds off the next ones (20 ms,
@@ -128,7 +153,9 @@ def test_tracer_follows_a_tracee_that_moves(iowrap, data):
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
-def test_starved_tracer_gives_up_its_cpu(iowrap, data):
+@pytest.mark.skipif(not IDLE_REVERSIBLE, reason="needs CAP_SYS_NICE")
+@pytest.mark.parametrize("asked", ["sched_idle", "pin_idle"])
+def test_starved_tracer_gives_up_its_cpu(iowrap, data, asked):
     """A busy loop shares the CPU dd runs on (the task pins both there):
     a tracer following dd at SCHED_IDLE would wait behind the loop while
     dd waits for it.  The watchdog must end such phases (without it this
@@ -140,8 +167,11 @@ def test_starved_tracer_gives_up_its_cpu(iowrap, data):
               f"sleep 0.2; taskset -c {cpu} dd if={data} of=/dev/null "
               f"bs={BLOCK} count={READS} status=none; st=$?; kill $loop; "
               f"exit $st")
-    trace = iowrap("-l", "full", "--", "sh", "-c", script, check=0)
-    assert following(trace, data)["starved"] >= 1
+    trace = iowrap("-l", "full", "--follow-cpu", asked, "--", "sh", "-c",
+                   script, check=0)
+    phases = following(trace, data)
+    assert phases["how"] == asked
+    assert phases["starved"] >= 1
 
 
 def sched_policies(stat_lines):
@@ -149,25 +179,33 @@ def sched_policies(stat_lines):
     return [int(line.rsplit(")", 1)[1].split()[38]) for line in stat_lines]
 
 
-def as_nobody(base, args, **kw):
-    """iowrap run by nobody (uid 65534), its trace in base/t."""
-    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
-                        "--clear-groups", str(IOWRAP), "-o", str(base / "t"),
-                        *args], capture_output=True, text=True, timeout=120,
-                       **kw)
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def run_as(user, base, args, **kw):
+    """iowrap run by nobody (uid 65534), or by this test's root, its trace
+    in base/t."""
+    prefix = NOBODY if user == "nobody" else []
+    p = subprocess.run([*prefix, str(IOWRAP), "-o", str(base / "t"), *args],
+                       capture_output=True, text=True, timeout=120, **kw)
     assert p.returncode == 0, p.stderr
     return p.stdout, json.loads((base / "t" / "summary.json").read_text())
 
 
-def pinned_phases(summary):
+# Who pins a tracee by default: nobody at its normal priority, root (with
+# CAP_SYS_NICE) at SCHED_IDLE.
+PINNING = {"nobody": "pin_tracee", "root": "pin_idle"}
+
+
+def pinned_phases(summary, user="nobody"):
     """Phases of a complete trace whose tracer followed by pinning."""
     t = summary["tracing"]
     assert t["complete"] is True and t["problems"] == []
-    if t["cpu_follow"]["how"] == "sched_idle":
+    if user == "nobody" and t["cpu_follow"]["how"] == "pin_idle":
         # An RLIMIT_NICE that lets this user back from SCHED_IDLE: it
-        # follows that way, and there was no pin to hide.
-        pytest.skip("the tracer followed at SCHED_IDLE, not by pinning")
-    assert t["cpu_follow"]["how"] == "pin_tracee"
+        # follows at SCHED_IDLE.
+        pytest.skip("the tracer followed at SCHED_IDLE")
+    assert t["cpu_follow"]["how"] == PINNING[user]
     return t["cpu_follow"]["phases"]
 
 
@@ -199,8 +237,8 @@ def test_unprivileged_tracer_pins_the_tracee(nobody_dir):
     data = nobody_dir / "data.bin"
     script = (f"dd if={data} of=/dev/null bs={BLOCK} count={READS} "
               "status=none && cat /proc/$PPID/task/*/stat")
-    out, summary = as_nobody(nobody_dir, ["--level", "full", "--", "sh",
-                                          "-c", script])
+    out, summary = run_as("nobody", nobody_dir,
+                          ["--level", "full", "--", "sh", "-c", script])
     policies = sched_policies(out.splitlines())
     assert len(policies) >= 2  # the main thread and a tracer thread
     assert set(policies) == {0}  # SCHED_OTHER
@@ -254,8 +292,9 @@ def allowed_list(pid="self"):
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
-def test_a_pinned_tracee_sees_its_own_mask(nobody_dir):
-    """A tracee pinned for a phase (unprivileged following) never sees the
+@pytest.mark.parametrize("user", ["nobody", "root"])
+def test_a_pinned_tracee_sees_its_own_mask(nobody_dir, user):
+    """A tracee pinned for a phase (pin_tracee, pin_idle) never sees the
     pin: sched_getaffinity ends the phase at its entry, a child or thread
     made while pinned gets the tracee's own mask at its creator's event,
     and the tracee's own sched_setaffinity is not undone when the phase
@@ -267,13 +306,13 @@ def test_a_pinned_tracee_sees_its_own_mask(nobody_dir):
     script = nobody_dir / "pinned.py"
     script.write_text(PINNED_TASK)
     script.chmod(0o644)
-    out, summary = as_nobody(nobody_dir, [
+    out, summary = run_as(user, nobody_dir, [
         "--level", "full", "--", "python3", str(script),
         str(nobody_dir / "data.bin")])
     assert out.splitlines() == [f"self {cpus}", f"child {cpus}",
                                 f"thread {cpus}", "set True"]
     # Under load the watchdog may end phases and hold off the next ones.
-    assert pinned_phases(summary) >= 1
+    assert pinned_phases(summary, user) >= 1
 
 
 QUIET_TASK = """
@@ -289,17 +328,17 @@ while time.monotonic() < until:
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
-def test_a_quiet_pinned_tracee_is_put_back(nobody_dir):
+@pytest.mark.parametrize("user", ["nobody", "root"])
+def test_a_quiet_pinned_tracee_is_put_back(nobody_dir, user):
     """A pinned tracee that stops making syscalls (it computes) is put back
     within the watchdog's quiet time (60 ms): the watchdog wakes the
     tracer, asleep in waitpid, which puts back the mask.  Read here, from
     outside the task, while it computes: any syscall of its own would stop
     it and let the tracer do so anyway."""
-    p = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534",
-                          "--clear-groups", str(IOWRAP), "-o",
-                          str(nobody_dir / "t"), "--level", "full", "--",
-                          "python3", "-c", QUIET_TASK,
-                          str(nobody_dir / "data.bin")],
+    prefix = NOBODY if user == "nobody" else []
+    p = subprocess.Popen([*prefix, str(IOWRAP), "-o", str(nobody_dir / "t"),
+                          "--level", "full", "--", "python3", "-c",
+                          QUIET_TASK, str(nobody_dir / "data.bin")],
                          stdout=subprocess.PIPE, text=True)
     try:
         pid = int(p.stdout.readline())
@@ -309,11 +348,12 @@ def test_a_quiet_pinned_tracee_is_put_back(nobody_dir):
         assert p.wait(timeout=60) == 0
     assert mask == allowed_list()
     summary = json.loads((nobody_dir / "t" / "summary.json").read_text())
-    assert pinned_phases(summary) >= 1
+    assert pinned_phases(summary, user) >= 1
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
-def test_a_thread_made_while_pinned_sees_its_own_mask(nobody_dir):
+@pytest.mark.parametrize("user", ["nobody", "root"])
+def test_a_thread_made_while_pinned_sees_its_own_mask(nobody_dir, user):
     """A C thread made right after its creator's storm asks for its mask
     at once: new threads of a process with a pin wait at their first stop
     for the creator's clone event, where their mask is put back.  A thread
@@ -321,28 +361,29 @@ def test_a_thread_made_while_pinned_sees_its_own_mask(nobody_dir):
     ran before the tracer came to the creator's event; that took a rare
     order of events on the shared CPU, and this test passed on the build
     without the wait (20 runs): it guards the result, not the race."""
-    out, summary = as_nobody(nobody_dir, [
+    out, summary = run_as(user, nobody_dir, [
         "--level", "full", "--", helper("affinity"), "thread",
         str(nobody_dir / "data.bin")])
     assert out == f"thread {len(os.sched_getaffinity(0))}\n"
-    assert pinned_phases(summary) >= 1
+    assert pinned_phases(summary, user) >= 1
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
 @pytest.mark.parametrize("threads", ["1", "2"])
-def test_exec_by_a_pinned_thread_leaves_no_pin(nobody_dir, threads):
+@pytest.mark.parametrize("user", ["nobody", "root"])
+def test_exec_by_a_pinned_thread_leaves_no_pin(nobody_dir, threads, user):
     """A second thread reads in a storm (pinned), then execs nproc: the
     exec gives it the leader's tid, and its pin goes with it, so nproc
     counts the task's CPUs.  Before, the exec stop took the tid for a new
     tracee's, and the pin was left on for good: nproc said 1 (every run
     with one tracer thread; with two, when the exec stop reached the
     thread that pinned it through its own wait)."""
-    out, summary = as_nobody(nobody_dir, [
+    out, summary = run_as(user, nobody_dir, [
         "--level", "full", "--tracer-threads", threads, "--",
         helper("affinity"), "exec", str(nobody_dir / "data.bin"),
         "/usr/bin/nproc"])
     assert out == f"{len(os.sched_getaffinity(0))}\n"
-    assert pinned_phases(summary) >= 1
+    assert pinned_phases(summary, user) >= 1
 
 
 SETUID_TASK = """
@@ -363,19 +404,22 @@ for line in open("/proc/self/status"):
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
-def test_a_pinned_tracee_that_changes_uid_is_put_back(nobody_dir):
+@pytest.mark.parametrize("sys_nice", [False, True])
+def test_a_pinned_tracee_that_changes_uid_is_put_back(nobody_dir, sys_nice):
     """Root without CAP_SYS_NICE (a container's default) follows by pinning
-    too.  A pinned tracee that becomes nobody (gosu, su-exec) is put back
-    at the entry of its setuid: after it the tracer may no longer change
+    at its normal priority, root with it at SCHED_IDLE.  A pinned tracee
+    that becomes nobody (gosu, su-exec) is put back at the entry of its
+    setuid: after it a tracer without CAP_SYS_NICE may no longer change
     its mask (EPERM), and it stayed on one CPU."""
+    drop = ["setpriv", "--inh-caps=-sys_nice", "--bounding-set=-sys_nice"]
     p = subprocess.run(
-        ["setpriv", "--inh-caps=-sys_nice", "--bounding-set=-sys_nice",
-         str(IOWRAP), "-o", str(nobody_dir / "t"), "--level", "full", "--",
-         "python3", "-c", SETUID_TASK, str(nobody_dir / "data.bin")],
+        [*([] if sys_nice else drop), str(IOWRAP), "-o",
+         str(nobody_dir / "t"), "--level", "full", "--", "python3", "-c",
+         SETUID_TASK, str(nobody_dir / "data.bin")],
         capture_output=True, text=True, timeout=120)
     if p.stderr.startswith("setpriv:"):
         pytest.skip(f"cannot drop CAP_SYS_NICE here: {p.stderr.strip()}")
     assert p.returncode == 0, p.stderr
     assert p.stdout == allowed_list() + "\n"
     summary = json.loads((nobody_dir / "t" / "summary.json").read_text())
-    assert pinned_phases(summary) >= 1
+    assert pinned_phases(summary, "root" if sys_nice else "nobody") >= 1
