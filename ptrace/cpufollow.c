@@ -47,6 +47,7 @@
 enum phase_state {
 	PHASE_OFF,
 	PHASE_WATCHED, /* on, and the watchdog watches it */
+	PHASE_DEMOTING, /* the watchdog is ending it (settled_phase) */
 	PHASE_QUIET, /* ended by the watchdog: no stop for a while */
 	PHASE_STARVED, /* ended by the watchdog: a stop waited in vain */
 };
@@ -176,6 +177,19 @@ static bool watched(struct cpu_follow *f)
 	return atomic_load(&f->phase) == PHASE_WATCHED;
 }
 
+/*
+ * The phase's state once the watchdog is done putting the tracer back:
+ * only the watchdog leaves PHASE_DEMOTING, two syscalls after it came.
+ */
+static int settled_phase(struct cpu_follow *f)
+{
+	int state;
+
+	while ((state = atomic_load(&f->phase)) == PHASE_DEMOTING)
+		sched_yield();
+	return state;
+}
+
 static bool demoted(struct cpu_follow *f)
 {
 	int state = atomic_load(&f->phase);
@@ -194,13 +208,15 @@ static void demote(struct cpu_follow *f, enum phase_state why)
 {
 	int state = PHASE_WATCHED;
 
-	if (!atomic_compare_exchange_strong(&f->phase, &state, why))
+	if (!atomic_compare_exchange_strong(&f->phase, &state, PHASE_DEMOTING))
 		return; /* the tracer ended it meanwhile */
 	/* A tracer at normal priority puts itself back when it takes the
 	 * end: a restore from here could come after its next pin.  One at
-	 * SCHED_IDLE may be starving: it is put back from here. */
+	 * SCHED_IDLE may be starving: it is put back from here, before the
+	 * tracer may take the end (and pin itself again). */
 	if (idles_tracer(f))
 		restore(f);
+	atomic_store(&f->phase, why);
 	while (pins_tracee(f) && demoted(f)) {
 		syscall(SYS_tgkill, getpid(), f->self_tid, FOLLOW_WAKE_SIGNAL);
 		if (!doze(f, FOLLOW_WATCHDOG_US))
@@ -564,6 +580,36 @@ static void settle_pin(struct cpu_follow *f, pid_t tid, int event)
 		free_pin(f, p);
 }
 
+/* The watchdog watches the phase from now on. */
+static void watch(struct cpu_follow *f)
+{
+	pthread_mutex_lock(&f->lock);
+	atomic_store(&f->phase, PHASE_WATCHED);
+	pthread_cond_signal(&f->wake);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void leave(struct cpu_follow *f, int64_t now);
+
+/*
+ * The tracer goes to SCHED_IDLE only once the phase is watched, so that it
+ * never holds the watchdog's lock there (starving, it would keep the
+ * watchdog from putting it back).  A phase the watchdog ended before that
+ * was put back before it, so the tracer puts itself back.
+ */
+static bool go_idle(struct cpu_follow *f, int64_t now)
+{
+	if (set_policy(0, SCHED_IDLE) < 0) {
+		leave(f, now);
+		return false;
+	}
+	if (!watched(f)) {
+		settled_phase(f);
+		restore(f);
+	}
+	return true;
+}
+
 static void enter(struct cpu_follow *f, int64_t now)
 {
 	int cpu = tracee_cpu(f, f->tid);
@@ -579,8 +625,7 @@ static void enter(struct cpu_follow *f, int64_t now)
 			return;
 		}
 	}
-	if (pin_to(0, cpu) < 0 ||
-	    (idles_tracer(f) && set_policy(0, SCHED_IDLE) < 0)) {
+	if (pin_to(0, cpu) < 0) {
 		/* Not allowed here (a seccomp profile, say): never again. */
 		unpin_tracee(f);
 		restore(f);
@@ -592,11 +637,13 @@ static void enter(struct cpu_follow *f, int64_t now)
 	f->since_check = 0;
 	f->checked_us = now;
 	f->active_since_us = now;
+	watch(f);
+	if (idles_tracer(f) && !go_idle(f, now)) {
+		/* As a refused pin: never again. */
+		f->enabled = false;
+		return;
+	}
 	f->phases++;
-	pthread_mutex_lock(&f->lock);
-	atomic_store(&f->phase, PHASE_WATCHED);
-	pthread_cond_signal(&f->wake);
-	pthread_mutex_unlock(&f->lock);
 }
 
 /* A phase the watchdog ended starved holds off the next ones. */
@@ -623,8 +670,11 @@ static void end_phase(struct cpu_follow *f, int state, int64_t now)
 
 static void leave(struct cpu_follow *f, int64_t now)
 {
-	int state = atomic_exchange(&f->phase, PHASE_OFF);
+	int state;
 
+	do
+		state = settled_phase(f);
+	while (!atomic_compare_exchange_weak(&f->phase, &state, PHASE_OFF));
 	/* Otherwise the watchdog has put a SCHED_IDLE tracer back. */
 	if (state == PHASE_WATCHED || !idles_tracer(f))
 		restore(f);

@@ -1242,7 +1242,8 @@ static pid_t wait_next(struct spin *sp, struct cpu_follow *follow, int *status)
 		return tid;
 	}
 	follow_missed(follow);
-	/* Pinned beside its tracee, polling would keep it off its CPU. */
+	/* At normal priority beside a pinned tracee, polling would keep
+	 * it off its CPU. */
 	if (sp->window_us <= 0 || sp->skip || !follow->active ||
 	    !idles_tracer(follow)) {
 		if (sp->skip)
@@ -1257,6 +1258,9 @@ static pid_t wait_next(struct spin *sp, struct cpu_follow *follow, int *status)
 			return tid;
 		}
 	} while (now_monotonic_us() < until);
+	/* A wake-up from the watchdog that came while polling was spent
+	 * there: look for the end of the phase before sleeping. */
+	follow_missed(follow);
 	sp->backoff = sp->backoff ? sp->backoff * 2 : 1;
 	if (sp->backoff > 256)
 		sp->backoff = 256;

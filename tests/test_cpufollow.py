@@ -62,8 +62,14 @@ def dd(path, count):
 
 
 # What each --follow-cpu comes to: the tracer at SCHED_IDLE needs a way
-# back from it (CAP_SYS_NICE), which an unprivileged user lacks.
-IDLE_REVERSIBLE = os.geteuid() == 0
+# back from it (CAP_SYS_NICE, or an RLIMIT_NICE that allows it), which an
+# unprivileged user and root in a container by default lack.  Asked of
+# the kernel as iowrap asks it, by a process that goes there and back.
+IDLE_PROBE = ("import os; p = os.sched_param(0); "
+              "os.sched_setscheduler(0, os.SCHED_IDLE, p); "
+              "os.sched_setscheduler(0, os.SCHED_OTHER, p)")
+IDLE_REVERSIBLE = subprocess.run(["python3", "-c", IDLE_PROBE],
+                                 capture_output=True).returncode == 0
 WAYS = {"auto": "pin_idle" if IDLE_REVERSIBLE else "pin_tracee",
         "pin_idle": "pin_idle" if IDLE_REVERSIBLE else "pin_tracee",
         "sched_idle": "sched_idle" if IDLE_REVERSIBLE else "pin_tracee",
@@ -174,6 +180,53 @@ def test_starved_tracer_gives_up_its_cpu(iowrap, data, asked):
     assert phases["starved"] >= 1
 
 
+# Storms of reads, each followed by a look at the task's own CPU mask (in
+# /proc, which shows the pin) and at the tracer threads' policies.
+LOOK_TASK = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+tracer = os.getppid()
+for attempt in range(10):
+    for i in range(2000):
+        os.pread(fd, 1024, 0)
+    for line in open("/proc/self/status"):
+        if line.startswith("Cpus_allowed_list:"):
+            mask = line.split()[1]
+    policies = set()
+    for tid in os.listdir(f"/proc/{tracer}/task"):
+        with open(f"/proc/{tracer}/task/{tid}/stat") as stat:
+            policies.add(int(stat.read().rsplit(")", 1)[1].split()[38]))
+    print(mask, 5 in policies, flush=True)
+"""
+
+
+@pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
+@pytest.mark.parametrize("asked", ["pin_idle", "sched_idle", "pin_tracee"])
+def test_a_phase_pins_and_idles_as_asked(iowrap, data, asked):
+    """During a phase the tracee is pinned (pin_idle, pin_tracee: its mask
+    in /proc is one CPU) or never (sched_idle), and the tracer thread is
+    at SCHED_IDLE (pin_idle, sched_idle) or never (pin_tracee).  Ten
+    storms: under load the watchdog may end a phase or hold off the next
+    ones, but not all ten."""
+    if WAYS[asked] != asked:
+        pytest.skip("the tracer may not leave SCHED_IDLE here")
+    trace = iowrap("-l", "full", "--follow-cpu", asked, "--", "python3",
+                   "-c", LOOK_TASK, str(data), check=0)
+    looks = [line.split() for line in trace.stdout.splitlines()]
+    assert len(looks) == 10
+    full = allowed_list()
+    masks = {mask for mask, _ in looks}
+    idle = {flag == "True" for _, flag in looks}
+    if asked == "sched_idle":
+        assert masks == {full}
+    else:
+        assert any(mask != full and mask.isdigit() for mask in masks), looks
+        assert masks <= {full} | {str(cpu) for cpu in
+                                  os.sched_getaffinity(0)}, looks
+    assert (True in idle) == (asked != "pin_tracee"), looks
+    assert follow(trace)["how"] == asked
+
+
 def sched_policies(stat_lines):
     """Field 41 (policy) of each /proc/PID/task/TID/stat line."""
     return [int(line.rsplit(")", 1)[1].split()[38]) for line in stat_lines]
@@ -192,9 +245,9 @@ def run_as(user, base, args, **kw):
     return p.stdout, json.loads((base / "t" / "summary.json").read_text())
 
 
-# Who pins a tracee by default: nobody at its normal priority, root (with
-# CAP_SYS_NICE) at SCHED_IDLE.
-PINNING = {"nobody": "pin_tracee", "root": "pin_idle"}
+# Who pins a tracee by default: nobody at its normal priority, this test's
+# root at SCHED_IDLE if it may come back from there.
+PINNING = {"nobody": "pin_tracee", "root": WAYS["auto"]}
 
 
 def pinned_phases(summary, user="nobody"):
@@ -422,4 +475,6 @@ def test_a_pinned_tracee_that_changes_uid_is_put_back(nobody_dir, sys_nice):
     assert p.returncode == 0, p.stderr
     assert p.stdout == allowed_list() + "\n"
     summary = json.loads((nobody_dir / "t" / "summary.json").read_text())
+    how = summary["tracing"]["cpu_follow"]["how"]
+    assert how == (WAYS["auto"] if sys_nice else "pin_tracee")
     assert pinned_phases(summary, "root" if sys_nice else "nobody") >= 1
