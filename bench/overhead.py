@@ -16,14 +16,14 @@ two stress rows: a shell loop of 1000 x /bin/true, and gzip -1 of the
 descriptor-scoped filter), `iowrap -l full` with the plain filter (root's:
 every descriptor stops), `iowrap -l full --tracer-threads 1` (iowrap's
 default is a tracer thread per CPU), `iowrap -l full` run by nobody when
-the bench runs as root (an unprivileged user's tracer follows the tracee's
-CPU by pinning the tracee at its normal priority, not at SCHED_IDLE),
-`iowrap -l full --follow-cpu sched_idle` (the tracer at SCHED_IDLE beside
-a tracee left free to move), `iowrap -l full --no-follow-cpu`, `strace -f
---seccomp-bpf` with the syscall sets of iowrap's files and full filters,
-`strace -f` without the filter (stops at every syscall's entry and exit),
-and pinned to one CPU with `taskset` (native, iowrap full, strace full).  Every run's output is
-checked against the native run's; every iowrap run's summary.json gives
+the bench runs as root (the same way of following as root's, without
+root's privileges), `iowrap -l full --follow-cpu sched_idle` (the tracer
+at SCHED_IDLE beside a tracee left free to move), `iowrap -l full
+--no-follow-cpu`, `strace -f --seccomp-bpf` with the syscall sets of
+iowrap's files and full filters, `strace -f` without the filter (stops at
+every syscall's entry and exit), and pinned to one CPU with `taskset`
+(native, iowrap full, strace full).  Every run's output is checked against
+the native run's; every iowrap run's summary.json gives
 its syscall stops.  Cells are medians over at least 5 runs (--quick: a
 smoke test on tiny data, fewer runs).
 
@@ -1228,13 +1228,12 @@ medians; a cell with ⚠N had N of them.
   tracer thread" is `--tracer-threads 1`, as every iowrap before it.
   The tracer moves next to a tracee that stops often (CPU following,
   docs/tracer.md): it pins the tracee and itself to one CPU for the
-  phase, root's tracer at `SCHED_IDLE` (`pin_idle`), an unprivileged
-  user's, whom the kernel would not let back from `SCHED_IDLE`, at its
-  normal priority (`pin_tracee`); "unprivileged (nobody)" is `iowrap -l
-  full` run by nobody (`setpriv`; as the bench's own user when it does
-  not run as root), "tracee not pinned" is `--follow-cpu sched_idle`
-  (root's way before: the tracer alone pinned, at `SCHED_IDLE`), "CPU not
-  followed" is `--no-follow-cpu`.  Plain ptrace: the same strace command
+  phase, and yields that CPU while it polls for the next stop
+  (`pin_tracee`); "unprivileged (nobody)" is `iowrap -l full` run by
+  nobody (`setpriv`; as the bench's own user when it does not run as
+  root), "tracee not pinned" is `--follow-cpu sched_idle` (root's way
+  before: the tracer alone pinned, at `SCHED_IDLE`, the task's mask left
+  alone), "CPU not followed" is `--no-follow-cpu`.  Plain ptrace: the same strace command
   with the full set and without `--seccomp-bpf`, which stops at the entry
   and exit of every syscall.  strace -e trace=none: the same strace
   command tracing no syscall by name; to follow the tree it still stops

@@ -77,9 +77,9 @@ static const char usage_text[] =
 	"      --spin-us N      poll N us for the next stop before sleeping\n"
 	"                       (default 50; 0: always sleep)\n"
 	"      --follow-cpu HOW how to keep the tracer on the CPU of a tracee\n"
-	"                       that stops often: auto (default: pin_idle, or\n"
-	"                       pin_tracee where SCHED_IDLE is one-way),\n"
-	"                       pin_idle, sched_idle, pin_tracee, off\n"
+	"                       that stops often: auto (default: pin_tracee),\n"
+	"                       pin_tracee, sched_idle (the task's mask kept;\n"
+	"                       pin_tracee where SCHED_IDLE is one-way), off\n"
 	"      --no-follow-cpu  the same as --follow-cpu off\n"
 	"      --tracer-threads N  trace with N threads (1..16; default: one\n"
 	"                       per CPU, at most 8; files and full levels)\n"
@@ -280,7 +280,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 
 			if (how < 0)
 				return usage_error(
-					"--follow-cpu takes auto, pin_idle, sched_idle, pin_tracee or off, not '%s'",
+					"--follow-cpu takes auto, pin_tracee, sched_idle or off, not '%s'",
 					optarg);
 			o->follow_cpu = (enum follow_how)how;
 			break;

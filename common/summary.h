@@ -59,7 +59,7 @@ struct run_summary {
 	uint64_t fd_filters; /* seccomp filters added to running processes */
 	uint64_t follow_phases, follow_starved,
 		follow_moves; /* see ptrace/cpufollow.h */
-	const char *follow_how; /* follow_how_name(): "pin_idle", ... */
+	const char *follow_how; /* follow_how_name(): "pin_tracee", ... */
 	uint64_t tracer_threads; /* --tracer-threads that ran */
 	uint64_t handoffs; /* new processes given to another thread */
 	const char *handover; /* --handover; NULL: untraced */

@@ -60,12 +60,12 @@ enum phase_state {
 
 bool pins_tracee(const struct cpu_follow *f)
 {
-	return f->how == FOLLOW_PIN_TRACEE || f->how == FOLLOW_PIN_IDLE;
+	return f->how == FOLLOW_PIN_TRACEE;
 }
 
 bool idles_tracer(const struct cpu_follow *f)
 {
-	return f->how == FOLLOW_IDLE_TRACER || f->how == FOLLOW_PIN_IDLE;
+	return f->how == FOLLOW_IDLE_TRACER;
 }
 
 /* musl leaves sched_setscheduler() unimplemented (ENOSYS) on purpose. */
@@ -387,12 +387,10 @@ static void let_wake_in(void)
  */
 static enum follow_how follow_way(enum follow_how want)
 {
-	bool idle_ok = idle_is_reversible();
-
 	if (want == FOLLOW_AUTO)
-		return idle_ok ? FOLLOW_PIN_IDLE : FOLLOW_PIN_TRACEE;
-	if (want == FOLLOW_IDLE_TRACER || want == FOLLOW_PIN_IDLE)
-		return idle_ok ? want : FOLLOW_PIN_TRACEE;
+		return FOLLOW_PIN_TRACEE;
+	if (want == FOLLOW_IDLE_TRACER && !idle_is_reversible())
+		return FOLLOW_PIN_TRACEE;
 	return want;
 }
 
@@ -421,7 +419,7 @@ void follow_init(struct cpu_follow *f, int procfd, enum follow_how want,
 }
 
 static const char *const follow_names[] = { "off", "sched_idle", "pin_tracee",
-					    "pin_idle", "auto" };
+					    "auto" };
 
 int follow_parse(const char *name)
 {

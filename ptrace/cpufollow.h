@@ -6,36 +6,33 @@
  * A stop handled across CPUs costs ~60 us on these VMs, mostly the wake-up
  * of an idle vCPU; on one CPU it costs ~8 us.  The scheduler will not put
  * the two together by itself: a woken task prefers an idle CPU to a busy
- * one.  So in a quick run of stops from one tracee the tracer pins itself
- * to that tracee's CPU and drops to SCHED_IDLE.  A CPU that runs only
- * SCHED_IDLE tasks counts as idle when the kernel places a woken task, so
- * the resumed tracee stays on it, preempts the tracer at once, and the next
- * stop hands the CPU straight back.
+ * one.  So in a quick run of stops from one tracee the tracer pins the
+ * tracee to the CPU it last ran on, and itself beside it (pin_tracee, the
+ * default).  A woken task goes where its mask lets it, so the two take
+ * turns on that CPU; after resuming the tracee the tracer polls for its
+ * next stop and yields the CPU between polls, which hands it straight to
+ * the tracee without a sleep and a wake-up.  The task must not see the
+ * pin: a child or thread the tracee makes meanwhile gets the tracee's own
+ * mask back at its creator's event (it has not run yet), the tracee's own
+ * sched_getaffinity and sched_setaffinity end the phase at their entry
+ * (the filter stops them), as does a change of its uid (after which the
+ * tracer may not put it back), and the tracee is put back before it is
+ * detached.  Tracer threads claim their CPU, so that two tracees are never
+ * pinned to one CPU.  Only the tracer thread changes its tracee's mask: its
+ * tid cannot name another process until that thread has reaped it.
  *
- * That alone (sched_idle) leaves the tracee free to move: one that computes
+ * sched_idle (--follow-cpu) leaves the task's mask alone: the tracer pins
+ * only itself, at SCHED_IDLE.  A CPU that runs only SCHED_IDLE tasks counts
+ * as idle when the kernel places a woken task, so the resumed tracee stays
+ * on it and preempts the tracer at once.  But a tracee that computes
  * between stops (gzip) leaves the preempted tracer runnable beside it, and
  * the load balancer moves the tracee to the idle CPU, where its stops cross
- * CPUs until the tracer follows.  So by default (pin_idle) the tracee is
- * pinned to that CPU for the phase too, which no balancer undoes.
- *
- * A SCHED_IDLE tracer can starve behind other work on its CPU while
- * another tracee waits for it.  A watchdog thread ends a phase in which a
- * stop has waited and the tracer handled none for FOLLOW_WATCHDOG_US;
- * phases ended that way back off exponentially.
- *
- * An unprivileged tracer may go to SCHED_IDLE but never come back (its
- * RLIMIT_NICE is 0), so it pins both and stays at its normal priority
- * (pin_tracee).  A woken task goes where its mask lets it, so the two stay
- * together as with SCHED_IDLE.  Where the tracee is pinned, the task must
- * not see it: a child or thread the
- * tracee makes meanwhile gets the tracee's own mask back at its creator's
- * event (it has not run yet), the tracee's own sched_getaffinity and
- * sched_setaffinity end the phase at their entry (the filter stops
- * them), as does a change of its uid (after which the tracer may not put
- * it back), and the tracee is put back before it is detached.  Tracer
- * threads pinning this way claim their CPU, so that two tracees are never
- * pinned to one CPU.  Only the tracer thread changes its tracee's mask:
- * its tid cannot name another process until that thread has reaped it.
+ * CPUs until the tracer follows.  A SCHED_IDLE tracer can also starve
+ * behind other work on its CPU while another tracee waits for it: a
+ * watchdog thread ends a phase in which a stop has waited and the tracer
+ * handled none for FOLLOW_WATCHDOG_US, and phases ended that way back off
+ * exponentially.  An unprivileged tracer may go to SCHED_IDLE but never
+ * come back (its RLIMIT_NICE is 0): for it, sched_idle is pin_tracee.
  */
 #ifndef IOWRAP_CPUFOLLOW_H
 #define IOWRAP_CPUFOLLOW_H
@@ -71,10 +68,8 @@ struct tracee_pin {
 enum follow_how {
 	FOLLOW_OFF, /* not enabled, or not allowed here */
 	FOLLOW_IDLE_TRACER, /* the tracer at SCHED_IDLE on the tracee's CPU */
-	FOLLOW_PIN_TRACEE, /* both pinned to one CPU (unprivileged) */
-	FOLLOW_PIN_IDLE, /* both pinned, the tracer at SCHED_IDLE */
-	FOLLOW_AUTO, /* pin_idle where the tracer may leave SCHED_IDLE,
-		      * else pin_tracee */
+	FOLLOW_PIN_TRACEE, /* both pinned to one CPU */
+	FOLLOW_AUTO, /* the default: pin_tracee */
 };
 
 struct cpu_follow {
@@ -114,17 +109,17 @@ struct cpu_follow {
 };
 
 /* In the tracer thread; claims, shared, are for pinning tracees.  want:
- * what was asked for; sched_idle and pin_idle become pin_tracee where the
- * tracer may not leave SCHED_IDLE. */
+ * what was asked for; sched_idle becomes pin_tracee where the tracer may
+ * not leave SCHED_IDLE. */
 void follow_init(struct cpu_follow *f, int procfd, enum follow_how want,
 		 struct cpu_claims *claims);
-/* "off", "sched_idle", "pin_tracee", "pin_idle" or "auto": the enum, or
- * -1 for another name. */
+/* "off", "sched_idle", "pin_tracee" or "auto": the enum, or -1 for
+ * another name. */
 int follow_parse(const char *name);
 /* The same names, for summary.json. */
 const char *follow_how_name(enum follow_how how);
-/* The tracee pinned for a phase (pin_tracee, pin_idle); the tracer at
- * SCHED_IDLE during one (sched_idle, pin_idle). */
+/* The tracee pinned for a phase (pin_tracee); the tracer at SCHED_IDLE
+ * during one (sched_idle). */
 bool pins_tracee(const struct cpu_follow *f);
 bool idles_tracer(const struct cpu_follow *f);
 /* Called at every stop of tid (of process tgid), before it is resumed;

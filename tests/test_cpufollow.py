@@ -70,8 +70,7 @@ IDLE_PROBE = ("import os; p = os.sched_param(0); "
               "os.sched_setscheduler(0, os.SCHED_OTHER, p)")
 IDLE_REVERSIBLE = subprocess.run(["python3", "-c", IDLE_PROBE],
                                  capture_output=True).returncode == 0
-WAYS = {"auto": "pin_idle" if IDLE_REVERSIBLE else "pin_tracee",
-        "pin_idle": "pin_idle" if IDLE_REVERSIBLE else "pin_tracee",
+WAYS = {"auto": "pin_tracee",
         "sched_idle": "sched_idle" if IDLE_REVERSIBLE else "pin_tracee",
         "pin_tracee": "pin_tracee"}
 
@@ -105,9 +104,8 @@ def test_follow_cpu_takes_only_its_names(iowrap):
     p = subprocess.run([str(IOWRAP), "--follow-cpu", "idle", "--", "true"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 125
-    assert p.stderr == ("iowrap: --follow-cpu takes auto, pin_idle, "
-                        "sched_idle, pin_tracee or off, not 'idle'; see "
-                        "iowrap --help\n")
+    assert p.stderr == ("iowrap: --follow-cpu takes auto, pin_tracee, "
+                        "sched_idle or off, not 'idle'; see iowrap --help\n")
 
 
 def test_summary_level_never_follows(iowrap, data):
@@ -160,8 +158,7 @@ def test_tracer_follows_a_tracee_that_moves(iowrap, data):
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
 @pytest.mark.skipif(not IDLE_REVERSIBLE, reason="needs CAP_SYS_NICE")
-@pytest.mark.parametrize("asked", ["sched_idle", "pin_idle"])
-def test_starved_tracer_gives_up_its_cpu(iowrap, data, asked):
+def test_starved_tracer_gives_up_its_cpu(iowrap, data):
     """A busy loop shares the CPU dd runs on (the task pins both there):
     a tracer following dd at SCHED_IDLE would wait behind the loop while
     dd waits for it.  The watchdog must end such phases (without it this
@@ -173,10 +170,10 @@ def test_starved_tracer_gives_up_its_cpu(iowrap, data, asked):
               f"sleep 0.2; taskset -c {cpu} dd if={data} of=/dev/null "
               f"bs={BLOCK} count={READS} status=none; st=$?; kill $loop; "
               f"exit $st")
-    trace = iowrap("-l", "full", "--follow-cpu", asked, "--", "sh", "-c",
-                   script, check=0)
+    trace = iowrap("-l", "full", "--follow-cpu", "sched_idle", "--", "sh",
+                   "-c", script, check=0)
     phases = following(trace, data)
-    assert phases["how"] == asked
+    assert phases["how"] == "sched_idle"
     assert phases["starved"] >= 1
 
 
@@ -201,13 +198,13 @@ for attempt in range(10):
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
-@pytest.mark.parametrize("asked", ["pin_idle", "sched_idle", "pin_tracee"])
+@pytest.mark.parametrize("asked", ["sched_idle", "pin_tracee"])
 def test_a_phase_pins_and_idles_as_asked(iowrap, data, asked):
-    """During a phase the tracee is pinned (pin_idle, pin_tracee: its mask
-    in /proc is one CPU) or never (sched_idle), and the tracer thread is
-    at SCHED_IDLE (pin_idle, sched_idle) or never (pin_tracee).  Ten
-    storms: under load the watchdog may end a phase or hold off the next
-    ones, but not all ten."""
+    """During a phase the tracee is pinned (pin_tracee: its mask in /proc
+    is one CPU) or never (sched_idle), and the tracer thread is at
+    SCHED_IDLE (sched_idle) or never (pin_tracee).  Ten storms: under load
+    the watchdog may end a phase or hold off the next ones, but not all
+    ten."""
     if WAYS[asked] != asked:
         pytest.skip("the tracer may not leave SCHED_IDLE here")
     trace = iowrap("-l", "full", "--follow-cpu", asked, "--", "python3",
@@ -245,20 +242,11 @@ def run_as(user, base, args, **kw):
     return p.stdout, json.loads((base / "t" / "summary.json").read_text())
 
 
-# Who pins a tracee by default: nobody at its normal priority, this test's
-# root at SCHED_IDLE if it may come back from there.
-PINNING = {"nobody": "pin_tracee", "root": WAYS["auto"]}
-
-
-def pinned_phases(summary, user="nobody"):
+def pinned_phases(summary):
     """Phases of a complete trace whose tracer followed by pinning."""
     t = summary["tracing"]
     assert t["complete"] is True and t["problems"] == []
-    if user == "nobody" and t["cpu_follow"]["how"] == "pin_idle":
-        # An RLIMIT_NICE that lets this user back from SCHED_IDLE: it
-        # follows at SCHED_IDLE.
-        pytest.skip("the tracer followed at SCHED_IDLE")
-    assert t["cpu_follow"]["how"] == PINNING[user]
+    assert t["cpu_follow"]["how"] == "pin_tracee"
     return t["cpu_follow"]["phases"]
 
 
@@ -347,8 +335,8 @@ def allowed_list(pid="self"):
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
 @pytest.mark.parametrize("user", ["nobody", "root"])
 def test_a_pinned_tracee_sees_its_own_mask(nobody_dir, user):
-    """A tracee pinned for a phase (pin_tracee, pin_idle) never sees the
-    pin: sched_getaffinity ends the phase at its entry, a child or thread
+    """A tracee pinned for a phase, by root's tracer or nobody's, never
+    sees the pin: sched_getaffinity ends the phase at its entry, a child or thread
     made while pinned gets the tracee's own mask at its creator's event,
     and the tracee's own sched_setaffinity is not undone when the phase
     ends.  Without the filter's stop at sched_getaffinity it saw one CPU,
@@ -365,7 +353,7 @@ def test_a_pinned_tracee_sees_its_own_mask(nobody_dir, user):
     assert out.splitlines() == [f"self {cpus}", f"child {cpus}",
                                 f"thread {cpus}", "set True"]
     # Under load the watchdog may end phases and hold off the next ones.
-    assert pinned_phases(summary, user) >= 1
+    assert pinned_phases(summary) >= 1
 
 
 QUIET_TASK = """
@@ -401,7 +389,7 @@ def test_a_quiet_pinned_tracee_is_put_back(nobody_dir, user):
         assert p.wait(timeout=60) == 0
     assert mask == allowed_list()
     summary = json.loads((nobody_dir / "t" / "summary.json").read_text())
-    assert pinned_phases(summary, user) >= 1
+    assert pinned_phases(summary) >= 1
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
@@ -418,7 +406,7 @@ def test_a_thread_made_while_pinned_sees_its_own_mask(nobody_dir, user):
         "--level", "full", "--", helper("affinity"), "thread",
         str(nobody_dir / "data.bin")])
     assert out == f"thread {len(os.sched_getaffinity(0))}\n"
-    assert pinned_phases(summary, user) >= 1
+    assert pinned_phases(summary) >= 1
 
 
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
@@ -436,7 +424,7 @@ def test_exec_by_a_pinned_thread_leaves_no_pin(nobody_dir, threads, user):
         helper("affinity"), "exec", str(nobody_dir / "data.bin"),
         "/usr/bin/nproc"])
     assert out == f"{len(os.sched_getaffinity(0))}\n"
-    assert pinned_phases(summary, user) >= 1
+    assert pinned_phases(summary) >= 1
 
 
 SETUID_TASK = """
@@ -459,11 +447,11 @@ for line in open("/proc/self/status"):
 @pytest.mark.skipif(not MULTI_CPU, reason="needs two CPUs")
 @pytest.mark.parametrize("sys_nice", [False, True])
 def test_a_pinned_tracee_that_changes_uid_is_put_back(nobody_dir, sys_nice):
-    """Root without CAP_SYS_NICE (a container's default) follows by pinning
-    at its normal priority, root with it at SCHED_IDLE.  A pinned tracee
-    that becomes nobody (gosu, su-exec) is put back at the entry of its
-    setuid: after it a tracer without CAP_SYS_NICE may no longer change
-    its mask (EPERM), and it stayed on one CPU."""
+    """Root, with CAP_SYS_NICE or without it (a container's default), and
+    a tracee that becomes nobody (gosu, su-exec): the pinned tracee is put
+    back at the entry of its setuid.  After it a tracer without
+    CAP_SYS_NICE may no longer change its mask (EPERM), and it stayed on
+    one CPU."""
     drop = ["setpriv", "--inh-caps=-sys_nice", "--bounding-set=-sys_nice"]
     p = subprocess.run(
         [*([] if sys_nice else drop), str(IOWRAP), "-o",
@@ -475,6 +463,4 @@ def test_a_pinned_tracee_that_changes_uid_is_put_back(nobody_dir, sys_nice):
     assert p.returncode == 0, p.stderr
     assert p.stdout == allowed_list() + "\n"
     summary = json.loads((nobody_dir / "t" / "summary.json").read_text())
-    how = summary["tracing"]["cpu_follow"]["how"]
-    assert how == (WAYS["auto"] if sys_nice else "pin_tracee")
-    assert pinned_phases(summary, "root" if sys_nice else "nobody") >= 1
+    assert pinned_phases(summary) >= 1
