@@ -29,6 +29,11 @@ DIRFD = re.compile(r"^(?:-?\d+|AT_FDCWD)<(?P<path>[^>]*)>")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 OPENED = re.compile(r"= (\d+)<([^>]*)>")
 CWD = re.compile(r"\bAT_FDCWD<([^>]*)>")
+# strace's escapes in a string or a -y name: a byte it does not print as
+# itself is \ooo (">" too, in a name), and \n \t \" \\ ... are C's.
+ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{2})|(.))", re.S)
+C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f",
+             "a": "\a", "b": "\b"}
 # mkstemp-style names (sort's, ar's, sed -i's, zip's, git's), made up
 # anew in each run, and what they are known by.
 TEMP_NAMES = (
@@ -37,6 +42,26 @@ TEMP_NAMES = (
     (re.compile(r"^\.tmp-\d+-"), ".tmp-PID-"),
     (re.compile(r"^#\d+$"), "#INO"),  # O_TMPFILE's, before its link
 )
+
+
+def unescaped(text):
+    """A name as strace wrote it, as the str iowrap's io.csv gives (its
+    bytes decoded as UTF-8 with surrogateescape)."""
+    raw = bytearray()
+    end = 0
+    for m in ESCAPE.finditer(text):
+        raw += text[end:m.start()].encode("utf-8", "surrogateescape")
+        octal, hexa, char = m.groups()
+        if octal:
+            raw.append(int(octal, 8))
+        elif hexa:
+            raw.append(int(hexa, 16))
+        else:
+            raw += C_ESCAPES.get(char, char).encode("utf-8",
+                                                    "surrogateescape")
+        end = m.end()
+    raw += text[end:].encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def inside(path, root):
@@ -48,7 +73,7 @@ def copy_paths(name, args):
     copy_file_range(in, ..., out) or splice(in, ..., out)."""
     fds = re.findall(r"(?:^|, )(\d+)<([^>]*)>", args)
     src, dst = (fds[1], fds[0]) if name == "sendfile" else (fds[0], fds[1])
-    return src[1], dst[1]
+    return unescaped(src[1]), unescaped(dst[1])
 
 
 def count_copy(ops, name, args, ret, root):
@@ -82,13 +107,13 @@ def cwds_of(lines):
         moved = re.match(r'^chdir\("((?:[^"\\]|\\.)*)"\) += 0', line)
         into = re.match(r"^fchdir\(\d+<([^>]*)>\) += 0", line)
         if shown:
-            cwd = shown.group(1)
+            cwd = unescaped(shown.group(1))
         elif moved:
-            path = moved.group(1)
+            path = unescaped(moved.group(1))
             cwd = os.path.normpath(os.path.join(cwd, path)) \
                 if cwd or path.startswith("/") else None
         elif into:
-            cwd = into.group(1)
+            cwd = unescaped(into.group(1))
         elif line.startswith(("chdir(", "fchdir(")):
             cwd = None  # failed, or not known where to
 
@@ -100,7 +125,7 @@ def cwds_of(lines):
                 break
             shown = CWD.search(line)
             if shown:
-                return shown.group(1)
+                return unescaped(shown.group(1))
         raise AssertionError(f"no cwd known for {lines[i]!r}")
 
     return cwd_at
@@ -111,16 +136,17 @@ def named_path(name, args, cwd_at):
     descriptor), else its path from the directory strace -y shows or the
     cwd (as written, "." and ".." taken lexically)."""
     if name == "fstat":
-        return FD_PATH.match(args).group("path")
+        return unescaped(FD_PATH.match(args).group("path"))
     dirfd = DIRFD.match(args)
+    dir_path = unescaped(dirfd.group("path")) if dirfd else None
     rest = args[dirfd.end():] if dirfd else args
     string = STRING.match(rest.lstrip(", "))
     if not string or string.group(1) == "":
-        return dirfd.group("path") if dirfd else None
-    path = string.group(1)
+        return dir_path
+    path = unescaped(string.group(1))
     if path.startswith("/"):
         return os.path.normpath(path)
-    base = dirfd.group("path") if dirfd else cwd_at()
+    base = dir_path if dirfd else cwd_at()
     return os.path.normpath(os.path.join(base, path))
 
 
@@ -139,8 +165,8 @@ def count_line(ops, line, root, cwd_at):
         return
     if name in OPENS:
         fd = OPENED.search(line)
-        if fd and inside(fd.group(2), root):
-            ops[fd.group(2)]["O"] += 1
+        if fd and inside(unescaped(fd.group(2)), root):
+            ops[unescaped(fd.group(2))]["O"] += 1
         return
     if name in COPIES:
         count_copy(ops, name, args, ret, root)
@@ -149,9 +175,9 @@ def count_line(ops, line, root, cwd_at):
     if name in READS or name in WRITES:
         kind = "R" if name in READS else "W"
     arg0 = FD_PATH.match(args)
-    if not kind or not arg0 or not inside(arg0.group("path"), root):
+    path = unescaped(arg0.group("path")) if arg0 else None
+    if not kind or not path or not inside(path, root):
         return
-    path = arg0.group("path")
     if kind in ("R", "W"):
         ops[path][kind + "bytes"] += max(ret, 0)
     ops[path][kind] += 1
@@ -177,7 +203,8 @@ def moved_untraced(name, args, ret):
     if name in COPIES:
         sides = enumerate(copy_paths(name, args))
     elif (name in READS or name in WRITES) and arg0:
-        sides = ((0 if name in READS else 1, arg0.group("path")),)
+        sides = ((0 if name in READS else 1,
+                  unescaped(arg0.group("path"))),)
     else:
         return moved, special
     for kind, path in sides:
@@ -209,7 +236,7 @@ def strace_untraced_by_program(prefix):
         for i in range(end - 1, -1, -1):
             m = LINE.match(lines[i])
             if m and m.group(1) == "execve" and m.group(3) == "0":
-                path = STRING.match(m.group(2)).group(1)
+                path = unescaped(STRING.match(m.group(2)).group(1))
                 if not path.startswith("/"):
                     if tid not in cwds:
                         cwds[tid] = cwds_of(lines)

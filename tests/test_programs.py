@@ -145,6 +145,7 @@ CASES = {
     "descriptors": ("true", f"{PY} {DATA}/descriptors.py"),
     "copies": ("true", f"{PY} {DATA}/copies.py"),
     "odd_arguments": ("true", f"{PY} {DATA}/odd_arguments.py"),
+    "odd_names": ("true", f"{PY} {DATA}/odd_names.py"),
 }
 
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C", "TZ": "UTC",
