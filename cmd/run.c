@@ -195,6 +195,11 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	       -1) {
 		switch (c) {
 		case 'o':
+			/* An unset variable, never the working directory:
+			 * with -f that would clear the task's own files. */
+			if (!*optarg)
+				return usage_error("%s",
+						   "-o needs a directory");
 			o->output = optarg;
 			break;
 		case 'f':
@@ -760,6 +765,33 @@ static void build_filter(struct run_state *st)
 	sb_release(&why);
 }
 
+/*
+ * The task could not be started beside iowrap (no descriptor left for the
+ * launch's pipes, no process for its fork: a task run near its limits).
+ * A monitor must never fail a workflow: it runs in iowrap's place,
+ * untraced, as it would without iowrap (--strict: not at all).  The
+ * summary says so, with no exit status: iowrap is gone when it ends.
+ */
+static int run_in_place(struct run_state *st, int err)
+{
+	sb_addf(&st->untraced_reason,
+		"cannot start the task beside iowrap (%s); it runs in iowrap's place, untraced",
+		strerror(-err));
+	warnx_line("%s", sb_str(&st->untraced_reason));
+	st->summary.mode = "untraced";
+	st->summary.untraced_reason = sb_str(&st->untraced_reason);
+	st->summary.iowrap_status = st->opt.strict ? EXIT_IOWRAP_FAILED : -1;
+	if (st->opt.strict)
+		return finish(st);
+	finish(st);
+	signals_restore_for_child();
+	umask_for_the_task();
+	/* Kept across execve(2): the task would reap our orphans. */
+	prctl(PR_SET_CHILD_SUBREAPER, 0L, 0L, 0L, 0L);
+	execv(sb_str(&st->cmdpath), st->opt.command);
+	return say_unusable(st->opt.command[0], -errno);
+}
+
 static int start_task(struct run_state *st)
 {
 	struct launch l = { .before_exec = NULL };
@@ -772,11 +804,8 @@ static int start_task(struct run_state *st)
 	}
 	err = launch_prepare(&l, sb_str(&st->cmdpath), st->opt.command);
 
-	if (err) {
-		warnx_line("cannot start the task: %s", strerror(-err));
-		st->summary.iowrap_status = EXIT_IOWRAP_FAILED;
-		return finish(st);
-	}
+	if (err)
+		return run_in_place(st, err);
 	signals_set_target(l.pid);
 	/* Nowhere to write a trace: do not slow the task for nothing. */
 	err = trace_has_dir(&st->sink) ? tracer_seize(l.pid, st->opt.level) :
@@ -846,6 +875,7 @@ int cmd_run(int argc, char **argv)
 	if (traced_by_same_program())
 		return run_nested(st);
 	detect_task(st);
+	umask_for_own_files();
 	signals_setup();
 	status = open_trace(st);
 	if (status >= 0)

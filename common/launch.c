@@ -88,6 +88,7 @@ static void child(struct launch *l, const char *path, char *const argv[],
 	if (go == LAUNCH_RUN_BARE && prctl(PR_SET_PDEATHSIG, 0) < 0)
 		warnx_line("the task dies with iowrap: %s", strerror(errno));
 	signals_restore_for_child();
+	umask_for_the_task();
 	if (go == LAUNCH_RUN && l->before_exec)
 		l->notes->hook = l->before_exec(l->hook_arg);
 	execv(path, argv);

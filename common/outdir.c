@@ -362,6 +362,13 @@ int outdir_publish(struct outdir *od, const char *from, const char *to)
 	return 0;
 }
 
+bool outdir_removed(const struct outdir *od)
+{
+	struct stat st;
+
+	return od->dirfd >= 0 && fstat(od->dirfd, &st) == 0 && st.st_nlink == 0;
+}
+
 void outdir_close(struct outdir *od)
 {
 	if (od->dirfd >= 0)

@@ -43,6 +43,9 @@ int outdir_create_file(struct outdir *od, const char *name);
  * Gives file FROM the name TO, which must be new (as O_EXCL would have
  * it: one that is there stays); -errno on failure, FROM then stays.
  */
+/* Whether the directory was removed since it was opened (by the task,
+ * which owns it): nothing can be made in it any more. */
+bool outdir_removed(const struct outdir *od);
 int outdir_publish(struct outdir *od, const char *from, const char *to);
 void outdir_close(struct outdir *od);
 

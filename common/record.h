@@ -34,6 +34,9 @@ struct proc_usage {
 	uint64_t spliced_read_bytes, spliced_write_bytes;
 	uint32_t threads; /* threads the process ever had, the main one too */
 	bool measured; /* false: no exit stop was seen (e.g. SIGKILL) */
+	/* /proc/PID/io was read: an unprivileged tracer may not read a
+	 * process that made itself non-dumpable (ssh, agents) */
+	bool io_known;
 };
 
 enum proc_end {

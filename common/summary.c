@@ -7,6 +7,24 @@
 #include "json.h"
 #include "util.h"
 
+/* Unknown I/O is counted as such, not as zero. */
+static void add_io(struct tree_totals *t, const struct proc_record *rec)
+{
+	const struct proc_usage *u = &rec->usage;
+
+	if (!u->io_known) {
+		t->processes_io_unknown++;
+		return;
+	}
+	t->rchar += u->rchar;
+	t->wchar += u->wchar;
+	t->syscr += u->syscr;
+	t->syscw += u->syscw;
+	t->read_bytes += u->read_bytes;
+	t->write_bytes += u->write_bytes;
+	t->cancelled_write_bytes += u->cancelled_write_bytes;
+}
+
 void totals_add(struct tree_totals *t, const struct proc_record *rec)
 {
 	const struct proc_usage *u = &rec->usage;
@@ -27,13 +45,7 @@ void totals_add(struct tree_totals *t, const struct proc_record *rec)
 	}
 	if (u->vmpeak_kib > t->peak_vm_kib)
 		t->peak_vm_kib = u->vmpeak_kib;
-	t->rchar += u->rchar;
-	t->wchar += u->wchar;
-	t->syscr += u->syscr;
-	t->syscw += u->syscw;
-	t->read_bytes += u->read_bytes;
-	t->write_bytes += u->write_bytes;
-	t->cancelled_write_bytes += u->cancelled_write_bytes;
+	add_io(t, rec);
 	t->ctxt_voluntary += u->ctxt_voluntary;
 	t->ctxt_involuntary += u->ctxt_involuntary;
 	t->minflt += u->minflt;
@@ -54,7 +66,11 @@ static void format_exit(struct json *j, const struct run_summary *s)
 	} else {
 		json_null(j, "signal");
 	}
-	json_i64(j, "iowrap_status", s->iowrap_status);
+	/* Unknown (< 0): the task ran in iowrap's place (cmd/run.c). */
+	if (s->iowrap_status < 0)
+		json_null(j, "iowrap_status");
+	else
+		json_i64(j, "iowrap_status", s->iowrap_status);
 	json_str(j, "exec_error", s->exec_error);
 	json_close_object(j);
 }
@@ -64,6 +80,7 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 {
 	bool complete = s->untraced_reason == NULL && !problems[0] &&
 			s->totals.processes_unmeasured == 0 &&
+			s->totals.processes_io_unknown == 0 &&
 			s->orphans_detached == 0;
 
 	json_open_object(j, "tracing");
@@ -90,6 +107,7 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 	json_str(j, "handover", s->handover);
 	json_u64(j, "handoffs", s->handoffs);
 	json_u64(j, "processes_unmeasured", s->totals.processes_unmeasured);
+	json_u64(j, "processes_io_unknown", s->totals.processes_io_unknown);
 	json_open_array(j, "problems");
 	for (size_t i = 0; problems[i]; i++)
 		json_str(j, NULL, problems[i]);

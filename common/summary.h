@@ -23,6 +23,7 @@ struct tree_totals {
 	uint64_t ctxt_voluntary, ctxt_involuntary, minflt, majflt;
 	uint64_t processes, threads, execs;
 	uint64_t processes_unmeasured; /* no exit stop: usage missing */
+	uint64_t processes_io_unknown; /* measured but /proc/PID/io unread */
 	uint64_t processes_max_concurrent;
 };
 
@@ -42,7 +43,7 @@ struct run_summary {
 	bool exit_known;
 	int exit_code, exit_signal;
 	bool core_dumped;
-	int iowrap_status; /* what iowrap exits with */
+	int iowrap_status; /* what iowrap exits with; -1: unknown */
 	const char *exec_error; /* the command could not be started */
 	/* tracing */
 	const char *mode; /* "ptrace" or "untraced" */

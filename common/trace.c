@@ -279,8 +279,15 @@ static void format_usage(struct strbuf *sb, const struct proc_usage *u)
 	sb_add_u64(sb, u->cpu_ns / 1000000000);
 	sb_addc(sb, '.');
 	sb_add_u64_padded(sb, u->cpu_ns % 1000000000, 9);
-	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
-		add_u64_field(sb, v[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		/* rchar ... cancelled_write_bytes, from /proc/PID/io */
+		bool io = i >= 2 && i <= 8;
+
+		if (io && !u->io_known)
+			add_sep(sb);
+		else
+			add_u64_field(sb, v[i]);
+	}
 }
 
 static void format_proc(struct strbuf *sb, const struct proc_record *r)
@@ -303,7 +310,7 @@ static void format_proc(struct strbuf *sb, const struct proc_record *r)
 	add_u64_field(sb, r->usage.threads);
 	add_u64_field(sb, r->execs);
 	/* Known from rchar and wchar at the exit stop only. */
-	if (r->usage.io_traced && r->usage.measured) {
+	if (r->usage.io_traced && r->usage.measured && r->usage.io_known) {
 		add_u64_field(sb, r->usage.untraced_read_bytes);
 		add_u64_field(sb, r->usage.untraced_write_bytes);
 		add_u64_field(sb, r->usage.exec_read_bytes);
@@ -640,7 +647,11 @@ static void write_summary(struct trace_sink *ts, struct run_summary *s)
 		return;
 	}
 	err = outdir_publish(&ts->dir, summary_part, "summary.json");
-	if (err)
+	if (err && outdir_removed(&ts->dir))
+		warnx_line("the trace directory %s was removed during the run "
+			   "(by the task?): its trace is lost",
+			   ts->dir.path);
+	else if (err)
 		warnx_line("cannot create %s/summary.json: %s; the summary is "
 			   "left in %s/%s",
 			   ts->dir.path, strerror(-err), ts->dir.path,

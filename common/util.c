@@ -167,6 +167,21 @@ int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+static mode_t users_umask;
+static bool umask_changed;
+
+void umask_for_own_files(void)
+{
+	users_umask = umask(077);
+	umask_changed = true;
+}
+
+void umask_for_the_task(void)
+{
+	if (umask_changed)
+		umask(users_umask);
+}
+
 int index_of_name(const char *const *names, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)

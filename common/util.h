@@ -56,6 +56,12 @@ bool parse_u64(const char *s, uint64_t *out);
 
 /* The index of name in names[0..n), or -1: an option's word to its enum. */
 int index_of_name(const char *const *names, size_t n, const char *name);
+/* iowrap's own directories and files are 0700 and 0600 whatever the
+ * user's umask (a umask of 0222 made a parent it could not write in):
+ * 077 from the start of a run, the user's own again before the task's
+ * exec. */
+void umask_for_own_files(void);
+void umask_for_the_task(void);
 
 /* "SIGKILL" for 9; "SIG42" for signals without a name. */
 const char *signal_name(int sig);

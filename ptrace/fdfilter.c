@@ -229,7 +229,8 @@ static void data_block(struct bpf_asm *a, const int *fds, size_t n, bool all)
 static void data_returns(struct bpf_asm *a)
 {
 	place(a, L_HIT);
-	ret(a, SECCOMP_RET_TRACE | SC_DATA_NEEDS_EXIT | SC_NATIVE_DATA);
+	ret(a, SECCOMP_RET_TRACE | SC_DATA_OURS | SC_DATA_NEEDS_EXIT |
+		       SC_NATIVE_DATA);
 	place(a, L_ALLOW);
 	ret(a, SECCOMP_RET_ALLOW);
 }

@@ -320,6 +320,12 @@ void file_gone(struct file_table *ft, uint64_t dev, uint64_t ino)
 		ft->files[ft->slot[i] - 1].gone = true;
 }
 
+void file_freed(struct file_table *ft, uint64_t id)
+{
+	if (id >= 1 && id <= ft->nfiles)
+		ft->files[id - 1].gone = true;
+}
+
 void file_add_path(struct file_table *ft, uint64_t id, const char *path)
 {
 	if (id >= 1 && id <= ft->nfiles)

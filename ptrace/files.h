@@ -134,6 +134,8 @@ void file_add_path(struct file_table *ft, uint64_t id, const char *path);
 /* Its last link is gone: a later file with the same device and inode
  * number is another file and gets a new id. */
 void file_gone(struct file_table *ft, uint64_t dev, uint64_t ino);
+/* File id had no name left when its last descriptor closed: freed. */
+void file_freed(struct file_table *ft, uint64_t id);
 /* Writes the files.csv rows. */
 void file_table_write(struct file_table *ft, struct trace_sink *sink);
 

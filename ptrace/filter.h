@@ -137,11 +137,20 @@ enum sc_id {
 #define IOCTL_FICLONE 0x40049409u
 #define IOCTL_FICLONERANGE 0x4020940du
 
-/* SECCOMP_RET_DATA layout. */
-#define SC_DATA_ID_MASK 0x7fffu
+/*
+ * SECCOMP_RET_DATA layout: the id, a tag that says the stop is one of
+ * iowrap's filters' and not of a filter of the task's own (tracer.c,
+ * foreign_stop()), and whether the exit stop is wanted.
+ */
+#define SC_DATA_ID_MASK 0x00ffu
+#define SC_DATA_TAG_MASK 0x7f00u
+#define SC_DATA_OURS 0x5a00u
 #define SC_DATA_NEEDS_EXIT 0x8000u
 /* An architecture the filter does not know: traced, exit stop wanted. */
-#define SC_DATA_UNKNOWN (SC_DATA_NEEDS_EXIT | SC_UNKNOWN)
+#define SC_DATA_UNKNOWN (SC_DATA_OURS | SC_DATA_NEEDS_EXIT | SC_UNKNOWN)
+
+_Static_assert(SC_COUNT <= SC_DATA_ID_MASK + 1,
+	       "every enum sc_id fits in SECCOMP_RET_DATA's id bits");
 
 /* The last syscall numbers the bundled libseccomp knows (x32's with the
  * x32 bit): newer ones are trapped as SC_UNKNOWN.  build/filtergen refuses

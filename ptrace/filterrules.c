@@ -210,7 +210,7 @@ static const struct masked_eq setns_types[] = { { 0xffffffffu, 0 },
 
 static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r)
 {
-	uint32_t data = (uint32_t)r->id |
+	uint32_t data = SC_DATA_OURS | (uint32_t)r->id |
 			(r->entry_only ? 0 : SC_DATA_NEEDS_EXIT);
 
 	switch (r->id) {

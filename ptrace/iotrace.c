@@ -1119,6 +1119,29 @@ static int64_t fd_size(struct iotrace *io, struct tracee *t, int fd)
 	return fd_stat(io, fd_view(t), fd, &st, NULL) == 0 ? st.st_size : -1;
 }
 
+/*
+ * The size of traced file o about to close through fd (-1 if unread).  A
+ * file with no name left (an O_TMPFILE never linked) is freed with its
+ * last descriptor, and ext4 gives its number to the next file made, often
+ * within the same tick of the birth-time clock, which born_again() cannot
+ * tell apart: so it is gone from here, and the next one a file of its
+ * own.  One unlinked while open was gone at the unlink.  Another
+ * description of it (a reopen through /proc/PID/fd) or a mapping may keep
+ * it a while: with no name, it is found again only through a descriptor,
+ * and file_unlinked_id() finds it then.
+ */
+static int64_t closing_size(struct iotrace *io, struct tracee *t, int fd,
+			    const struct ofd *o)
+{
+	struct stat st;
+
+	if (fd_stat(io, fd_view(t), fd, &st, NULL) < 0)
+		return -1;
+	if (st.st_nlink == 0 && o->refs == 1)
+		file_freed(&io->files, o->inode_id);
+	return st.st_size;
+}
+
 static void close_fd(struct iotrace *io, struct tracee *t, int fd)
 {
 	struct ofd *o = fdtable_take(caller_fds(t), fd);
@@ -1130,7 +1153,7 @@ static void close_fd(struct iotrace *io, struct tracee *t, int fd)
 		/* At the close's entry stop the fd is still open. */
 		if (o->inode_id)
 			file_closed(&io->files, o->inode_id,
-				    fd_size(io, t, fd));
+				    closing_size(io, t, fd, o));
 		emit(io, t, &op);
 	}
 	ofd_put(o);
@@ -1201,7 +1224,7 @@ static void closed_silently(struct iotrace *io, struct tracee *t, int fd)
 
 	if (!o || !o->traced || !o->inode_id)
 		return;
-	size = fd_size(io, t, fd);
+	size = closing_size(io, t, fd, o);
 	if (size >= 0)
 		file_closed(&io->files, o->inode_id, size);
 }
@@ -1692,7 +1715,94 @@ static void on_range(struct iotrace *io, struct tracee *t, char type, int first,
 	emit(io, t, &op);
 }
 
+static void emit_stat_of(struct iotrace *io, struct tracee *t,
+			 const struct ofd *o, int64_t ret)
+{
+	struct op op = { .type = 'S', .result = ret, .offset = -1, .ofd = o };
+
+	if (o && o->traced) {
+		op.path = o->path;
+		emit(io, t, &op);
+	}
+}
+
+static void on_stat_fd(struct iotrace *io, struct tracee *t, int fd,
+		       int64_t ret)
+{
+	emit_stat_of(io, t, lookup_fd(io, t, fd), ret);
+}
+
+/*
+ * The descriptor N of "/proc/self/fd/N" and its other names for the
+ * calling process (thread-self, its own pid, /dev/fd); -1 for any other
+ * path.
+ */
+static int own_fd_path(const char *path, pid_t pid, pid_t tid)
+{
+	static const char *const fixed[] = { "/proc/self/fd/",
+					     "/proc/thread-self/fd/",
+					     "/dev/fd/" };
+	const char *n = NULL;
+	char *end;
+	long fd;
+
+	for (size_t i = 0; i < ARRAY_SIZE(fixed) && !n; i++)
+		if (strncmp(path, fixed[i], strlen(fixed[i])) == 0)
+			n = path + strlen(fixed[i]);
+	if (!n && strncmp(path, "/proc/", 6) == 0) {
+		long owner = strtol(path + 6, &end, 10);
+
+		if ((owner == pid || owner == tid) &&
+		    strncmp(end, "/fd/", 4) == 0)
+			n = end + 4;
+	}
+	if (!n || *n < '0' || *n > '9')
+		return -1;
+	errno = 0;
+	fd = strtol(n, &end, 10);
+	return *end || errno || fd > INT_MAX ? -1 : (int)fd;
+}
+
+/*
+ * The descriptor a stat through one of the caller's own descriptors looks
+ * at: /proc/self/fd/N by any of its names, and /dev/stdin, /dev/stdout
+ * and /dev/stderr (links to /proc/self/fd/0, 1 and 2); -1 for any other
+ * path.  Its file is that descriptor's, as for an open by such a name.
+ */
+static int stat_through_own_fd(const char *path, const struct tracee *t)
+{
+	static const char *const std_names[] = { "/dev/stdin", "/dev/stdout",
+						 "/dev/stderr" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(std_names); i++)
+		if (strcmp(path, std_names[i]) == 0)
+			return (int)i;
+	return own_fd_path(path, t->proc->rec.pid, t->tid);
+}
+
 /* ---- names -------------------------------------------------------- */
+
+/*
+ * Whether the call looks at what a symbolic link at the end of its path
+ * leads to: not lstat's nor AT_SYMLINK_NOFOLLOW's, which look at the link
+ * (not a file the trace counts: only regular files and directories are).
+ */
+static bool follows_last_link(const struct tracee *t)
+{
+	const uint64_t *a = t->call.args;
+
+	switch (t->call.id) {
+	case SC_LSTAT:
+		return false;
+	case SC_FSTATAT:
+	case SC_FACCESSAT2:
+		return !((uint32_t)a[3] & AT_SYMLINK_NOFOLLOW);
+	case SC_STATX:
+		return !((uint32_t)a[2] & AT_SYMLINK_NOFOLLOW);
+	default:
+		return true;
+	}
+}
 
 static uint64_t path_inode(struct iotrace *io, const struct tracee *t,
 			   const char *path)
@@ -1700,7 +1810,7 @@ static uint64_t path_inode(struct iotrace *io, const struct tracee *t,
 	uint64_t birth;
 	struct stat st;
 
-	if (path_stat(io, t, path, true, &st, &birth) < 0 ||
+	if (path_stat(io, t, path, follows_last_link(t), &st, &birth) < 0 ||
 	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return 0;
 	return file_seen(&io->files, &st, birth, path,
@@ -1714,6 +1824,14 @@ static void emit_path_op(struct iotrace *io, struct tracee *t, char type,
 		.type = type, .result = ret, .offset = -1, .size = size
 	};
 
+	if (type == 'S' && follows_last_link(t)) {
+		int fd = stat_through_own_fd(path, t);
+
+		if (fd >= 0) {
+			on_stat_fd(io, t, fd, ret);
+			return;
+		}
+	}
 	if (excluded(io, path))
 		return;
 	op.path = path;
@@ -1752,37 +1870,6 @@ static void note_rename(struct iotrace *io, const struct tracee *t,
 {
 	if (is_dir(io, t, to) || is_dir(io, t, from))
 		io->dir_renames++;
-}
-
-/*
- * The descriptor N of "/proc/self/fd/N" and its other names for the
- * calling process (thread-self, its own pid, /dev/fd); -1 for any other
- * path.
- */
-static int own_fd_path(const char *path, pid_t pid, pid_t tid)
-{
-	static const char *const fixed[] = { "/proc/self/fd/",
-					     "/proc/thread-self/fd/",
-					     "/dev/fd/" };
-	const char *n = NULL;
-	char *end;
-	long fd;
-
-	for (size_t i = 0; i < ARRAY_SIZE(fixed) && !n; i++)
-		if (strncmp(path, fixed[i], strlen(fixed[i])) == 0)
-			n = path + strlen(fixed[i]);
-	if (!n && strncmp(path, "/proc/", 6) == 0) {
-		long owner = strtol(path + 6, &end, 10);
-
-		if ((owner == pid || owner == tid) &&
-		    strncmp(end, "/fd/", 4) == 0)
-			n = end + 4;
-	}
-	if (!n || *n < '0' || *n > '9')
-		return -1;
-	errno = 0;
-	fd = strtol(n, &end, 10);
-	return *end || errno || fd > INT_MAX ? -1 : (int)fd;
 }
 
 /*
@@ -1849,23 +1936,6 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 	}
 	sb_release(&from);
 	sb_release(&to);
-}
-
-static void emit_stat_of(struct iotrace *io, struct tracee *t,
-			 const struct ofd *o, int64_t ret)
-{
-	struct op op = { .type = 'S', .result = ret, .offset = -1, .ofd = o };
-
-	if (o && o->traced) {
-		op.path = o->path;
-		emit(io, t, &op);
-	}
-}
-
-static void on_stat_fd(struct iotrace *io, struct tracee *t, int fd,
-		       int64_t ret)
-{
-	emit_stat_of(io, t, lookup_fd(io, t, fd), ret);
 }
 
 static uint64_t process_rchar(struct iotrace *io, struct tracee *t)
@@ -2825,7 +2895,7 @@ static void sizes_at_close(struct iotrace *io, struct tracee *t,
 
 		if (o && o->traced && o->inode_id)
 			file_closed(&io->files, o->inode_id,
-				    fd_size(io, t, fd));
+				    closing_size(io, t, fd, o));
 	}
 }
 

@@ -563,6 +563,7 @@ static void measure_process(struct proc_table *pt, struct process *p)
 		hand_io_to_parent(pt, p, &io, st.starttime_ticks);
 		own_io(pt, p, &io);
 		set_io(u, &io);
+		u->io_known = true;
 	}
 	read_cgroup(pt, p);
 	if (read_proc_link(pt->procfd, p->view_tid, "cwd", &p->cwd) < 0)

@@ -86,6 +86,9 @@ struct tracee {
 	/* Held at its execve entry until no thread of its process is
 	 * handing (tracer.c's exec_in). */
 	bool exec_held;
+	/* Its last SIGSTOP came from a process of the task (tracer.c's
+	 * follow_job_stop). */
+	bool stopped_by_task;
 	int64_t last_stop_us; /* monotonic: when it last stopped */
 	struct parked *parked; /* handed to owner, which puts it back */
 	bool io_counted; /* its own I/O is in proc->threads_io */

@@ -242,18 +242,53 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 }
 
 /*
- * Ctrl-Z stopped the task.  The shell waits for iowrap, not for the task,
- * so iowrap stops too; the shell's SIGCONT to the job wakes both.  Only
- * when the job is in a terminal's foreground: a task stopped and continued
- * by kill(1) must not leave iowrap stopped behind it.
+ * Whether iowrap stops with its task, stopped by sig.  The shell waits for
+ * iowrap, not for the task, so iowrap stops too, and the shell's SIGCONT
+ * to the job wakes both.  Ctrl-Z (SIGTSTP) only when the job is in its
+ * terminal's foreground, and a SIGSTOP only when the task sent it itself
+ * (kill -STOP $$): a task stopped and continued by kill(1) from elsewhere
+ * must not leave iowrap stopped behind it.  SIGTTIN and SIGTTOU when the
+ * job is in the background, where the terminal sends them: the shell must
+ * see the job stopped, or its fg sends no SIGCONT and the task waits for
+ * ever.
  */
-static void follow_job_stop(int sig)
+static bool stops_the_job(int sig, bool by_task)
+{
+	bool tty = isatty(STDIN_FILENO);
+
+	switch (sig) {
+	case SIGSTOP:
+		return by_task;
+	case SIGTSTP:
+		return tty && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	default:
+		return tty && tcgetpgrp(STDIN_FILENO) != getpgrp();
+	}
+}
+
+/* Whether the signal t is stopped to take was sent by a process of the
+ * task (kill -STOP $$), not from elsewhere, nor by the kernel. */
+static bool sent_by_task(struct tracer *tr, const struct tracee *t)
+{
+	siginfo_t si;
+
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) < 0 ||
+	    (si.si_code != SI_USER && si.si_code != SI_TKILL &&
+	     si.si_code != SI_QUEUE))
+		return false;
+	return tracee_find(&tr->table, si.si_pid) != NULL;
+}
+
+static void follow_job_stop(int sig, bool by_task)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
 
-	if (sig == SIGSTOP || !isatty(STDIN_FILENO) ||
-	    tcgetpgrp(STDIN_FILENO) != getpgrp())
+	if (!stops_the_job(sig, by_task))
 		return;
+	if (sig == SIGSTOP) {
+		raise(SIGSTOP); /* cannot be caught nor ignored */
+		return;
+	}
 	sigaction(sig, &dfl, &old);
 	raise(sig);
 	sigaction(sig, &old, NULL);
@@ -633,7 +668,7 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 	if (is_stop_signal(sig)) {
 		ptrace(PTRACE_LISTEN, t->tid, 0L, 0L);
 		if (t->tid == tr->main_pid)
-			follow_job_stop(sig);
+			follow_job_stop(sig, t->stopped_by_task);
 		return;
 	}
 	if (t->unannounced && t->fresh) {
@@ -854,13 +889,46 @@ static bool pin_matters(struct tracer *tr, struct tracee *t,
 	return true;
 }
 
+/*
+ * A stop of a filter of the task's own (SECCOMP_RET_TRACE with data not
+ * ours): it asks the task's tracer, and iowrap is none of the task's.
+ * Without one the kernel fails the call with ENOSYS (seccomp(2)), and so
+ * does iowrap: resuming it would let through a call the task's policy
+ * keeps for its own tracer.  (Where a filter of iowrap's added later also
+ * traces the call, the kernel gives that one's data: docs/tracer.md.)
+ */
+static bool foreign_stop(const struct ptrace_syscall_info *si)
+{
+	return si->op == PTRACE_SYSCALL_INFO_SECCOMP &&
+	       (si->seccomp.ret_data & SC_DATA_TAG_MASK) != SC_DATA_OURS;
+}
+
+/* The call skipped (number -1) with the kernel's ENOSYS as its result;
+ * if the tracee is gone meanwhile, there is nothing to skip. */
+static void fail_as_untraced(struct tracer *tr, struct tracee *t)
+{
+	struct user_regs_struct regs;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0) {
+		regs.orig_rax = (unsigned long long)-1;
+		regs.rax = (unsigned long long)-ENOSYS;
+		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
+	}
+	tr->io.syscall_stops++;
+	resume(t, 0);
+}
+
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
 	enum entry_next next = ENTRY_RESUME;
+	bool known = tracee_syscall_info(t->tid, &si);
 
-	if (tr->io_on && tracee_syscall_info(t->tid, &si) &&
-	    si.op == PTRACE_SYSCALL_INFO_SECCOMP) {
+	if (known && foreign_stop(&si)) {
+		fail_as_untraced(tr, t);
+		return;
+	}
+	if (tr->io_on && known && si.op == PTRACE_SYSCALL_INFO_SECCOMP) {
 		if (pin_matters(tr, t, &si))
 			return;
 		next = iotrace_entry(&tr->io, t, &si);
@@ -1150,6 +1218,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		return;
 	}
 	/* A signal-delivery-stop: deliver the signal as it was meant. */
+	if (sig == SIGSTOP)
+		t->stopped_by_task = sent_by_task(tr, t);
 	resume(t, sig);
 }
 

@@ -613,10 +613,11 @@ def test_no_identity(tmp_path):
      "iowrap: --task takes a name of 1 to 4096 bytes, not ''; "
      "see iowrap --help\n"),
     (["--root", ""], "iowrap: --root needs a directory; see iowrap --help\n"),
+    (["-f", "-o", ""], "iowrap: -o needs a directory; see iowrap --help\n"),
 ])
 def test_bad_options(tmp_path, args, message):
     proc = run([IOWRAP, *args, "--", "touch", tmp_path / "ran"],
-               env=clean_env(), text=True)
+               env=clean_env(), text=True, cwd=tmp_path)
     assert proc.returncode == 125
     assert proc.stderr == message
     assert not (tmp_path / "ran").exists()

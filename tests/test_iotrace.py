@@ -652,6 +652,116 @@ def test_stats_are_counted_per_file(workdir, tmp_path):
     assert [(r["type"], r["result"]) for r in missing] == [("S", "-2")] * 20
 
 
+LINK_STATS = """import os, subprocess
+os.symlink('text.txt', 'lnk')
+os.lstat('lnk')
+os.stat('lnk', follow_symlinks=False)
+os.access('lnk', os.R_OK, follow_symlinks=False)
+subprocess.run(['stat', '-c', '%i', 'lnk'], check=True)
+os.stat('lnk')
+os.access('lnk', os.R_OK)
+print(os.lstat('lnk').st_ino)
+"""
+
+
+def test_a_link_looked_at_itself_is_not_its_target(workdir, tmp_path):
+    """lstat, fstatat and faccessat2 with AT_SYMLINK_NOFOLLOW, and
+    coreutils' stat (statx with it) look at the symbolic link, which is no
+    file of the trace: their S rows have no file; stat and access through
+    it count for the file it leads to (2 stats), known by the link's name
+    as well.  The kernel's inode numbers say which is which."""
+    t = run_python("files", LINK_STATS, tmp_path, workdir)
+    assert t.returncode == 0, t.stderr
+    link_ino = t.stdout.split()[-1]
+    text_ino = str((workdir / "text.txt").stat().st_ino)
+    assert link_ino != text_ino
+    link = str(workdir / "lnk")
+    rows = [r for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["path"] == link]
+    files = {r["inode"]: r for r in csv.DictReader(open(t.dir / "files.csv"))}
+    (text_id,) = [i for i, r in files.items()
+                  if r["ino"] == text_ino]
+    assert not [r for r in files.values() if r["ino"] == link_ino]
+    assert [(r["type"], r["result"], r["inode"]) for r in rows] == \
+        [("S", "0", "0")] * 4 + [("S", "0", text_id)] * 2 + [("S", "0", "0")]
+    assert (files[text_id]["stats"], shlex.split(files[text_id]["paths"])) \
+        == ("2", [link])
+
+
+STATS_THROUGH_OWN_FDS = """import os
+f = os.open('text.txt', os.O_RDONLY)
+os.stat('/proc/self/fd/%d' % f)
+os.stat('/proc/%d/fd/%d' % (os.getpid(), f))
+os.stat('/dev/fd/%d' % f)
+os.access('/proc/thread-self/fd/%d' % f, os.R_OK)
+os.dup2(f, 0)
+os.stat('/dev/stdin')
+os.lstat('/dev/fd/%d' % f)
+try:
+    os.stat('/dev/fd/99')
+except FileNotFoundError:
+    pass
+"""
+
+
+def test_stats_through_own_descriptors_count_for_their_files(workdir,
+                                                             tmp_path):
+    """A stat or access through /proc/self/fd/N (or /proc/PID/fd/N,
+    /proc/thread-self/fd/N, /dev/fd/N, /dev/stdin) looks at the file open
+    on the descriptor: an S row of that file, as an fstat would be; lstat
+    of such a name looks at the link in /dev or /proc (no row), and one
+    through a descriptor not open fails with no file either."""
+    t = run_python("files", STATS_THROUGH_OWN_FDS, tmp_path, workdir)
+    assert t.returncode == 0, t.stderr
+    text = str(workdir / "text.txt")
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    (opened,) = [r for r in rows if r["type"] == "O" and r["path"] == text]
+    stats = [(r["result"], r["path"], r["inode"]) for r in rows
+             if r["type"] == "S" and r["handle"] == opened["handle"]]
+    assert stats == [("0", text, opened["inode"])] * 5
+    assert not [r for r in rows if r["path"].startswith(("/dev/", "/proc/"))]
+
+
+TMPFILE_THEN_NEW = """import os
+for i in range(50):
+    f = os.open('d', os.O_TMPFILE | os.O_WRONLY, 0o600)
+    os.write(f, b'x' * 99)
+    gone = os.fstat(f).st_ino
+    os.close(f)
+    f = os.open('d/new%d' % i, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(f, b'y' * 33)
+    reused = os.fstat(f).st_ino == gone
+    os.close(f)
+    if reused:
+        print(i, gone)
+        break
+"""
+
+
+def test_a_tmpfile_never_linked_is_not_the_next_file(tmp_path):
+    """An O_TMPFILE file closed without a name is freed, and ext4 gives
+    its inode number to the next file made, within the same tick of the
+    birth-time clock: that file is another, with an id of its own (the
+    script makes files until the kernel reuses a number)."""
+    (tmp_path / "d").mkdir()
+    t = run_python("full", TMPFILE_THEN_NEW, tmp_path, tmp_path)
+    assert t.returncode == 0, t.stderr
+    if not t.stdout:
+        pytest.skip(f"no inode number reused at once on {tmp_path}")
+    i, ino = t.stdout.split()
+    opens = {r["path"]: r for r in csv.DictReader(open(t.dir / "io.csv"))
+             if r["type"] == "O" and r["path"].startswith(f"{tmp_path}/d/")}
+    tmp = opens[f"{tmp_path}/d/#{ino} (deleted)"]
+    new = opens[f"{tmp_path}/d/new{i}"]
+    assert tmp["inode"] != new["inode"]
+    files = {r["inode"]: r for r in csv.DictReader(open(t.dir / "files.csv"))}
+    assert [(files[r["inode"]]["ino"], files[r["inode"]]["bytes_written"],
+             files[r["inode"]]["opens"], files[r["inode"]]["paths"])
+            for r in (tmp, new)] == \
+        [(ino, "99", "1", shlex.quote(tmp["path"])),
+         (ino, "33", "1", new["path"])]
+
+
 @pytest.mark.parametrize("program", ["fdops", "fdops-musl", "fdops32"])
 def test_untraced_descriptors_cost_one_stop(workdir, tmp_path, program):
     """fstat, lseek, fsync and faccessat2(fd, "", AT_EMPTY_PATH) of a
@@ -2650,6 +2760,52 @@ def test_task_with_a_seccomp_filter_of_its_own(tmp_path, action, how):
              if r["type"] == "R" and r["inode"] == inode]
     assert reads == [("0", "4096"), ("4096", "4096"), ("8192", "1808"),
                      ("10000", "0")]
+
+
+OWN_TRACE_FILTER = """import ctypes, errno, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+AUDIT_ARCH_X86_64 = 0xC000003E
+# ld arch; jne x86_64 -> allow; ld nr; jeq uname/mkdir -> trace|77; allow
+code = [(0x20, 0, 0, 4), (0x15, 0, 4, AUDIT_ARCH_X86_64),
+        (0x20, 0, 0, 0), (0x15, 2, 0, 63), (0x15, 1, 0, 83),
+        (0x06, 0, 0, 0x7fff0000), (0x06, 0, 0, 0x7ff00000 | 77)]
+prog = b"".join(struct.pack("HBBI", *c) for c in code)
+buf = ctypes.create_string_buffer(prog)
+fprog = struct.pack("HxxxxxxP", len(code), ctypes.addressof(buf))
+fbuf = ctypes.create_string_buffer(fprog)
+assert libc.prctl(38, 1, 0, 0, 0) == 0
+assert libc.prctl(22, 2, ctypes.addressof(fbuf), 0, 0) == 0, ctypes.get_errno()
+for what, call in (("mkdir", lambda: os.mkdir("made")), ("uname", os.uname)):
+    try:
+        call()
+        print(what, "ran")
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+print(open("data.txt").read().strip(), os.path.exists("made"))
+"""
+
+
+@pytest.mark.parametrize("level", ["summary", "files", "full"])
+def test_a_filter_of_the_tasks_own_that_asks_a_tracer(tmp_path, level):
+    """A task's own filter that returns SECCOMP_RET_TRACE (mkdir, which
+    iowrap's filter traces too at files and full, and uname) asks the
+    task's tracer: with none, the kernel fails the call with ENOSYS, and
+    under iowrap, no tracer of the task's, so it does (before, iowrap let
+    both through: the directory was made).  The rest is traced."""
+    (tmp_path / "data.txt").write_text("hello\n")
+    native = subprocess.run(["/usr/bin/python3", "-c", OWN_TRACE_FILTER],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert native.stdout == "mkdir ENOSYS\nuname ENOSYS\nhello False\n", \
+        native.stderr
+    t = run_python(level, OWN_TRACE_FILTER, tmp_path, tmp_path)
+    assert (t.returncode, t.stdout) == (0, native.stdout), t.stderr
+    assert tracing(t)["complete"] and tracing(t)["problems"] == []
+    if level != "summary":
+        rows = list(csv.DictReader(open(t.dir / "io.csv")))
+        data = str(tmp_path / "data.txt")
+        assert [r["type"] for r in rows if r["path"] == data][:1] == ["O"]
+        assert not [r for r in rows if r["type"] == "D"]
 
 
 @pytest.mark.parametrize("what", ["stopcont", "exec"])

@@ -117,10 +117,16 @@ def test_options_after_the_command_are_the_commands(iowrap):
     assert t.stdout == "-o --force\n"
 
 
-def test_trace_directory_is_0700_with_parents(tmp_path):
+@pytest.mark.parametrize("umask", [0o022, 0o222, 0o777])
+def test_trace_directory_is_0700_with_parents(tmp_path, umask):
+    """Whatever the umask (0222 once made a parent iowrap could not
+    write in); the task keeps its own (0777: its file has no bits)."""
     out = tmp_path / "a" / "b" / "trace"
-    t = run_iowrap(["true"], outdir=out)
-    assert t.returncode == 0
+    t = run_iowrap(["sh", "-c", "umask; touch own"], outdir=out,
+                   cwd=tmp_path, preexec_fn=lambda: os.umask(umask))
+    assert (t.returncode, t.stdout) == (0, f"{umask:04o}\n"), t.stderr
+    assert stat.S_IMODE((tmp_path / "own").stat().st_mode) == \
+        0o666 & ~umask
     for d in (tmp_path / "a", tmp_path / "a" / "b", out):
         assert stat.S_IMODE(d.stat().st_mode) == 0o700
     assert sorted(os.listdir(out)) == ["procs.csv", "summary.json"]
@@ -203,6 +209,84 @@ def test_unwritable_directory_never_changes_the_exit_status():
                             "untraced\n")
     finally:
         shutil.rmtree(base)
+
+
+def limited_to_one_process():
+    """As nobody, with RLIMIT_NPROC 1: the process itself is its one, so
+    fork(2) fails with EAGAIN (root is exempt from the limit)."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_task_that_cannot_be_started_beside_iowrap_runs_in_its_place(
+        strict):
+    """No process left for iowrap's fork (or no descriptor for its pipes):
+    the task runs in iowrap's place, untraced, with its own exit status and
+    output; the summary says why, with no iowrap status (iowrap is gone
+    when the task ends).  --strict: 125, the task not run."""
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        base.chmod(0o777)
+        p = nobody([str(IOWRAP), "-o", str(base / "t")] +
+                   (["--strict"] if strict else []) +
+                   ["--", "sh", "-c", "echo ok; exit 9"],
+                   preexec_fn=limited_to_one_process)
+        why = ("cannot start the task beside iowrap (Resource temporarily "
+               "unavailable); it runs in iowrap's place, untraced")
+        assert (p.returncode, p.stdout, p.stderr) == (
+            (125, "", f"iowrap: {why}\n") if strict else
+            (9, "ok\n", f"iowrap: {why}\n"))
+        s = json.loads((base / "t" / "summary.json").read_text())
+        assert (s["tracing"]["mode"], s["tracing"]["untraced_reason"],
+                s["tracing"]["complete"], s["exit"]["code"],
+                s["exit"]["iowrap_status"]) == (
+            "untraced", why, False, None, 125 if strict else None)
+    finally:
+        shutil.rmtree(base)
+
+
+NOT_DUMPABLE = """import ctypes, os
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+os.write(1, b'x' * 1000)
+"""
+
+
+def test_io_of_a_process_an_unprivileged_tracer_cannot_read_is_unknown():
+    """As nobody, a process that makes itself non-dumpable has a
+    /proc/PID/io its tracer may not read: its rchar ... columns are empty
+    (unknown), not zero, left out of the totals and counted in
+    tracing.processes_io_unknown, and the trace is not complete; its CPU
+    time and exit are still there."""
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        base.chmod(0o777)
+        p = nobody([str(IOWRAP), "-o", str(base / "t"), "--",
+                    "/usr/bin/python3", "-c", NOT_DUMPABLE])
+        assert (p.returncode, p.stdout, p.stderr) == (0, "x" * 1000, "")
+        (row,) = list(csv.DictReader(open(base / "t" / "procs.csv")))
+        io = ("rchar", "wchar", "syscr", "syscw", "read_bytes",
+              "write_bytes", "cancelled_write_bytes")
+        assert [row[c] for c in io] == [""] * len(io)
+        assert row["exit_code"] == "0" and row["cpu_s"] != ""
+        s = json.loads((base / "t" / "summary.json").read_text())
+        assert (s["tracing"]["processes_io_unknown"],
+                s["tracing"]["complete"], s["totals"]["wchar_bytes"]) == \
+            (1, False, 0)
+    finally:
+        shutil.rmtree(base)
+
+
+def test_a_trace_directory_the_task_removes(tmp_path):
+    """The task owns its trace directory and may remove it: its exit
+    status stands, and stderr says the trace is lost (not that the summary
+    is left in a file that is gone with it)."""
+    out = tmp_path / "t"
+    t = run_iowrap(["sh", "-c", f"rm -rf {out}; exit 7"], outdir=out)
+    assert (t.returncode, t.stderr) == (
+        7, f"iowrap: the trace directory {out} was removed during the run "
+        "(by the task?): its trace is lost\n")
+    assert not out.exists()
 
 
 def test_full_filesystem_is_reported_once(tmp_path):

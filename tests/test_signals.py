@@ -1,5 +1,6 @@
 """Signals: forwarding, the task's own death, group-stops and job control,
 and the fallback when ptrace is not allowed."""
+import contextlib
 import os
 import pty
 import select
@@ -234,16 +235,27 @@ def read_until(fd, needle, timeout=20):
     return buf
 
 
-def test_job_control_ctrl_z_and_fg(tmp_path):
-    """An interactive bash on a terminal: Ctrl-Z stops iowrap and its task
-    as one job, fg continues both, and the task finishes."""
+@contextlib.contextmanager
+def interactive_bash():
+    """An interactive bash on a terminal, its prompt P42> (computed, so
+    that its echo never matches it): the terminal's fd."""
     pid, fd = pty.fork()
     if pid == 0:
         os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
     try:
-        # The prompt is computed, so its echo never matches it.
         os.write(fd, b"PS1='P$((6*7))> '\n")
         read_until(fd, b"P42> ")
+        yield fd
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+
+
+def test_job_control_ctrl_z_and_fg(tmp_path):
+    """An interactive bash on a terminal: Ctrl-Z stops iowrap and its task
+    as one job, fg continues both, and the task finishes."""
+    with interactive_bash() as fd:
         os.write(fd, f"{IOWRAP} -o {tmp_path}/t -- bash -c 'sleep 1; "
                      f"echo task-$((1+1))-done'\n".encode())
         time.sleep(0.4)
@@ -256,14 +268,43 @@ def test_job_control_ctrl_z_and_fg(tmp_path):
         read_until(fd, b"task-2-done")
         os.write(fd, b"echo status=$((0+$?))\n")
         read_until(fd, b"status=0\r\n")
-    finally:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os.close(fd)
     import json
     summary = json.loads((tmp_path / "t" / "summary.json").read_text())
     assert summary["exit"]["code"] == 0
     assert summary["tracing"]["complete"] is True
+
+
+# A task that stops itself, and one that reads the terminal from the
+# background (the terminal stops it with SIGTTIN); then fg, and input.
+STOPPING_JOBS = {
+    "self-stop": ("bash -c 'kill -STOP $$; echo got-$((1+1))'", b""),
+    "tty-input": ("bash -c 'read x; echo got-$x' &", b"2\n"),
+}
+
+
+@pytest.mark.parametrize("level", ["summary", "full"])
+@pytest.mark.parametrize("job", sorted(STOPPING_JOBS))
+def test_a_job_that_stops_itself_or_reads_the_terminal(tmp_path, job,
+                                                       level):
+    """The shell must see iowrap's job stopped when its task is: by a
+    SIGSTOP the task sent itself, or by SIGTTIN (a read of the terminal
+    from the background); else the prompt never came back, or fg sent no
+    SIGCONT and the task waited for ever.  fg then continues both."""
+    cmd, typed = STOPPING_JOBS[job]
+    with interactive_bash() as fd:
+        os.write(fd, f"{IOWRAP} -l {level} -o {tmp_path}/t -- "
+                     f"{cmd}\n".encode())
+        deadline = time.monotonic() + 20
+        while b"Stopped" not in read_until(fd, b"P42> "):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+            os.write(fd, b"jobs\n")
+        os.write(fd, b"fg\n")
+        time.sleep(0.3)
+        os.write(fd, typed)
+        read_until(fd, b"got-2")
+        os.write(fd, b"echo status=$((0+$?))\n")
+        read_until(fd, b"status=0\r\n")
 
 
 NO_PTRACE_REASON = ("ptrace is not permitted (Operation not permitted): "

@@ -23,7 +23,9 @@
  * /proc/thread-self/fdinfo/N's pos before it, or where an append put the
  * data (the size after, less the bytes written); the file is the dev:ino
  * of /proc/thread-self/fd/N, an open's path that link's target (paths under /proc
- * are not traced, so these reads add no rows).  One line:
+ * are not traced, so these reads add no rows; its stat is through
+ * /proc/self/root, as a stat of /proc/thread-self/fd/N is one of the file
+ * on N).  One line:
  *   TID TYPE OFD OFFSET SIZE RESULT DEV:INO PATH PATH2
  * OFD numbers this program's opens (dup and fork share one, as the
  * kernel does); OFFSET -2 is "not checked" (a failed call's); DEV:INO,
@@ -193,7 +195,8 @@ static struct stat64 fd_stat(int fd)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/thread-self/fd/%d", fd);
+	snprintf(path, sizeof(path), "/proc/self/root/proc/thread-self/fd/%d",
+		 fd);
 	return proc_stat(path);
 }
 
