@@ -373,8 +373,14 @@ static void add_name(struct strbuf *sb, const struct row *r)
 
 static void add_duration(struct strbuf *sb, double s)
 {
-	long long whole = (long long)s;
+	long long whole;
 
+	/* A hostile trace's 1e300 (or NaN) is no long long. */
+	if (!(s >= 0 && s < 1e15)) {
+		sb_adds(sb, "?");
+		return;
+	}
+	whole = (long long)s;
 	if (s < 60)
 		sb_addf(sb, "%.3fs", s);
 	else if (s < 3600)

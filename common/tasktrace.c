@@ -108,7 +108,8 @@ static bool looks_like_ours(const char *text, size_t len)
 {
 	size_t n = len < 200 ? len : 200;
 
-	return memmem(text, n, "\"iowrap-summary/", 16) != NULL;
+	/* An empty file has no buffer at all. */
+	return text && memmem(text, n, "\"iowrap-summary/", 16) != NULL;
 }
 
 int task_trace_load(int dirfd, const char *path, struct task_trace *t,

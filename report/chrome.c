@@ -38,8 +38,9 @@ struct chrome_out {
 
 static void flush_out(struct chrome_out *co)
 {
-	if (co->sb.len &&
-	    fwrite(co->sb.buf, 1, co->sb.len, co->out) != co->sb.len)
+	/* A part cut at the buffer's limit would break the JSON. */
+	if (co->sb.truncated || (co->sb.len && fwrite(co->sb.buf, 1, co->sb.len,
+						      co->out) != co->sb.len))
 		co->failed = true;
 	sb_reset(&co->sb);
 }

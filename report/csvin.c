@@ -10,12 +10,18 @@
 
 #include "util.h"
 
-/* A whole file under dirfd, mapped read-only; *len 0 maps nothing. */
+/*
+ * A whole file under dirfd, mapped read-only; *len 0 maps nothing.  Not
+ * blocking in open(): a FIFO or a device in the place of a trace file (the
+ * task owns its trace directory) is refused by its type, not waited on.
+ */
 int map_file(int dirfd, const char *name, const char **data, size_t *len)
 {
 	struct stat st;
 	void *p;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dirfd, name,
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+				O_NOCTTY);
 
 	*data = NULL;
 	*len = 0;

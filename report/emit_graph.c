@@ -63,13 +63,17 @@ static void emit_read_by_many(struct json *j, const struct analysis *an)
 	json_close_array(j);
 }
 
-void emit_data_flow(struct json *j, const struct analysis *an)
+void emit_data_flow(struct out *o, const struct analysis *an)
 {
+	struct json *j = &o->j;
 	uint64_t reread = 0;
 
 	json_open_object(j, "data_flow");
 	json_open_array(j, "edges");
 	for (size_t i = 0; i < an->nflows; i++) {
+		/* Hundreds of readers of thousands of files: millions. */
+		if (i % 4096 == 4095)
+			out_flush(o);
 		json_open_object(j, NULL);
 		json_u64(j, "writer", an->flow[i].writer);
 		json_u64(j, "reader", an->flow[i].reader);

@@ -158,12 +158,16 @@ static void emit_hist(struct json *j, const char *key,
 	json_close_array(j);
 }
 
-static void emit_mounts(struct json *j, const struct task *tk)
+static void emit_mounts(struct out *o, const struct task *tk)
 {
+	struct json *j = &o->j;
+
 	json_open_array(j, "mounts");
 	for (size_t i = 0; i < tk->nmounts; i++) {
 		const struct mount_row *m = &tk->mount[i];
 
+		if (i % 4096 == 4095)
+			out_flush(o);
 		json_open_object(j, NULL);
 		json_str(j, "mount_point", m->mount_point);
 		opt_str(j, "fstype", m->fstype);
@@ -239,7 +243,7 @@ static void emit_task(struct json *j, size_t id, const struct task *tk,
 	json_u64(j, "files_touched", tk->nfiles);
 	json_secs(j, "data_time_s", (int64_t)tk->data_time_us);
 	json_secs(j, "meta_time_s", (int64_t)tk->meta_time_us);
-	emit_mounts(j, tk);
+	emit_mounts(o, tk);
 	emit_top(j, "top_files_by_bytes", tk, key_bytes);
 	emit_top(j, "top_files_by_ops", tk, key_ops);
 	json_open_object(j, "problems");
@@ -278,7 +282,9 @@ static void add_to_group(struct group *g, const struct task *t)
 	int64_t wall = task_wall_us(t);
 
 	g->ntasks++;
-	g->wall_total += wall;
+	/* Walls from hostile traces may add past int64. */
+	if (__builtin_add_overflow(g->wall_total, wall, &g->wall_total))
+		g->wall_total = INT64_MAX;
 	if (wall > g->wall_max)
 		g->wall_max = wall;
 	g->cpu += t->cpu_s;
@@ -353,7 +359,7 @@ int emit_json(int fd, struct workflow *wf, const struct analysis *an)
 	emit_tasks(&o, wf, an);
 	emit_logical_tasks(&o.j, wf);
 	emit_files(&o, wf, an);
-	emit_data_flow(&o.j, an);
+	emit_data_flow(&o, an);
 	out_flush(&o);
 	emit_wcp(&o, wf, an);
 	emit_accesses(&o, an);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "emit_out.h"
 
+#include <errno.h>
+
 #include "util.h"
 
 void out_flush(struct out *o)
@@ -9,6 +11,11 @@ void out_flush(struct out *o)
 
 	if (!o->sb.len || o->err)
 		return;
+	/* A part cut at the buffer's limit: a broken file is no report. */
+	if (o->sb.truncated) {
+		o->err = -EFBIG;
+		return;
+	}
 	err = write_all(o->fd, o->sb.buf, o->sb.len);
 	if (err < 0)
 		o->err = err;

@@ -20,7 +20,7 @@ void json_secs(struct json *j, const char *key, int64_t us);
 
 /* report.json's cross-task sections (emit_graph.c). */
 void emit_files(struct out *o, struct workflow *wf, const struct analysis *an);
-void emit_data_flow(struct json *j, const struct analysis *an);
+void emit_data_flow(struct out *o, const struct analysis *an);
 void emit_wcp(struct out *o, struct workflow *wf, const struct analysis *an);
 /* Fig. 5's sampled accesses per file. */
 void emit_accesses(struct out *o, const struct analysis *an);

@@ -2,28 +2,25 @@
 /* --text: the headline tables for a terminal on a login node. */
 #include <stdio.h>
 
+#include "display.h"
 #include "emit.h"
 #include "util.h"
 
 enum { FLOW_ROWS = 20 };
 
-/* A path on one line: control bytes (a newline in a name) as \xNN. */
+/* A name from a trace on one line, padded to width columns: controls,
+ * bidi overrides and bytes not UTF-8 escaped (display.h). */
 static void put_escaped(const char *s, int width)
 {
-	int n = 0;
+	struct strbuf sb;
+	size_t cols;
 
-	for (; *s; s++, n++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f) {
-			printf("\\x%02x", c);
-			n += 3;
-		} else {
-			putchar(c);
-		}
-	}
-	for (; n < width; n++)
+	sb_init(&sb, 0);
+	cols = display_adds(&sb, s);
+	fputs(sb_str(&sb), stdout);
+	for (; cols < (size_t)width; cols++)
 		putchar(' ');
+	sb_release(&sb);
 }
 
 static double sec(int64_t us)
@@ -143,7 +140,9 @@ static void put_vertex(struct workflow *wf, const struct analysis *an, size_t v)
 		return;
 	}
 	if (vx->kind == V_MEMORY) {
-		printf("(memory of %s)", wf->task[vx->task].name);
+		printf("(memory of ");
+		put_escaped(wf->task[vx->task].name, 0);
+		putchar(')');
 		return;
 	}
 	put_escaped(an->file[vx->file].path, 0);
@@ -151,8 +150,10 @@ static void put_vertex(struct workflow *wf, const struct analysis *an, size_t v)
 		printf(" (deleted)");
 	else if (vx->kind == V_INPUT)
 		printf(" (input)");
-	else
-		printf(" @%s", wf->task[vx->task].name);
+	else {
+		printf(" @");
+		put_escaped(wf->task[vx->task].name, 0);
+	}
 }
 
 static void print_wcp(struct workflow *wf, const struct analysis *an)

@@ -66,8 +66,10 @@ static void read_sizes(struct size_hist *h, const cJSON *arr)
 	{
 		double k, n, time = 0;
 
+		/* 2^63: a count no conversion to uint64_t may exceed. */
 		if (!jget_number(b, "log2_size", &k) ||
-		    !jget_number(b, "count", &n) || k < 0 || k >= 64 || n < 0)
+		    !jget_number(b, "count", &n) || !(k >= 0 && k < 64) ||
+		    !(n >= 0 && n < 9.2e18))
 			continue;
 		jget_number(b, "time_s", &time);
 		h->count[(int)k] += (uint64_t)n;

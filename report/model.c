@@ -5,10 +5,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "display.h"
 #include "strbuf.h"
 #include "util.h"
 
 enum { WARNINGS_PRINTED = 50 };
+
+/* One line on stderr: names and reasons from traces (a directory named
+ * with a newline and escape sequences) cannot forge or hide lines. */
+static void warn_on_terminal(const char *line)
+{
+	struct strbuf shown;
+
+	sb_init(&shown, 0);
+	display_adds(&shown, line);
+	warnx_line("report: %s", sb_str(&shown));
+	sb_release(&shown);
+}
 
 void workflow_warn(struct workflow *wf, const char *fmt, ...)
 {
@@ -28,7 +41,7 @@ void workflow_warn(struct workflow *wf, const char *fmt, ...)
 	va_end(ap);
 	wf->warnings++;
 	if (wf->warnings <= WARNINGS_PRINTED)
-		warnx_line("report: %s", sb_str(&sb));
+		warn_on_terminal(sb_str(&sb));
 	else if (wf->warnings == WARNINGS_PRINTED + 1)
 		warnx_line(
 			"report: further warnings are only counted in report.json");

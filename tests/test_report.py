@@ -4,6 +4,7 @@ workflows, and hostile input."""
 import csv
 import io
 import json
+import os
 import shutil
 import subprocess
 from decimal import Decimal
@@ -491,6 +492,52 @@ def test_symlinks_are_not_followed(tmp_path):
     _, _, rep = report(scan, out=tmp_path / "out")
     assert [Path(t["dir"]).relative_to(scan).as_posix()
             for t in rep["tasks"]] == ["real/deep/t"]
+
+
+def test_a_fifo_for_a_trace_file_is_refused_not_waited_on(tmp_path):
+    """The task owns its trace directory: a FIFO in the place of each
+    trace file (a reader opening it blocked until a writer came) is a file
+    the report cannot read, said on stderr, and the report goes on (its
+    times and totals from procs.csv where summary.json is the FIFO);
+    export's Chrome JSON too."""
+    traces = one_trace(tmp_path)
+    for name in ("summary.json", "io.csv", "procs.csv", "files.csv"):
+        trace = tmp_path / name / "t"
+        shutil.copytree(traces / "t", trace)
+        (trace / name).unlink()
+        os.mkfifo(trace / name)
+        _, stderr, rep = report(trace, out=tmp_path / name / "out")
+        assert f"{trace}/{name}: " in stderr
+        assert len(rep["tasks"]) == 1
+        chrome = subprocess.run([str(IOWRAP), "export", "--format",
+                                 "chrome", str(trace)], capture_output=True,
+                                timeout=60)
+        assert chrome.returncode == 0, chrome.stderr
+        json.loads(chrome.stdout)
+
+
+def test_trace_text_reaches_the_terminal_escaped(tmp_path):
+    """A task names itself, and says why it was untraced, with escape
+    sequences, a newline and a bidi override: --text's tables and the
+    warnings on stderr show them escaped, so a trace cannot clear the
+    screen nor forge a line."""
+    traces = one_trace(tmp_path)
+    summary = traces / "t" / "summary.json"
+    s = json.loads(summary.read_text())
+    hostile = "x\x1b[2J\niowrap: fake\u202e"
+    s["task"]["name"] = hostile
+    s["task"]["sources"] = []
+    s["tracing"]["untraced_reason"] = hostile
+    s["tracing"]["complete"] = False
+    summary.write_text(json.dumps(s))
+    proc, stderr, rep = report(traces, out=tmp_path / "out", text=True)
+    out = proc.stdout.decode()
+    for text in (out, stderr):
+        assert "\x1b" not in text and "\u202e" not in text
+        assert "\niowrap: fake" not in text
+    assert "x\\x1b[2J\\x0aiowrap: fake\\u{202e}" in out
+    assert "x\\x1b[2J\\x0aiowrap: fake\\u{202e}" in stderr
+    assert rep["tasks"][0]["name"] == hostile
 
 
 def test_same_walk_as_tasks_depth_and_duplicates(tmp_path):
