@@ -68,7 +68,8 @@ static uint32_t run_call(const struct sock_fprog *prog, uint32_t arch, int nr,
 	return run_bpf(prog, &d);
 }
 
-#define TRACE_NATIVE (SECCOMP_RET_TRACE | SC_DATA_NEEDS_EXIT | SC_NATIVE_DATA)
+#define TRACE_NATIVE \
+	(SECCOMP_RET_TRACE | SC_DATA_OURS | SC_DATA_NEEDS_EXIT | SC_NATIVE_DATA)
 #define I386_READ 3
 #define I386_OPEN 5
 
@@ -103,7 +104,8 @@ struct filter_case {
 	uint32_t expect;
 };
 
-#define TRACE_ID(id) (SECCOMP_RET_TRACE | SC_DATA_NEEDS_EXIT | (id))
+#define TRACE_ID(id) \
+	(SECCOMP_RET_TRACE | SC_DATA_OURS | SC_DATA_NEEDS_EXIT | (id))
 
 static const struct filter_case filter_cases[] = {
 	/* Plain: every read stops; scoped: a native read on the named
@@ -129,7 +131,7 @@ static const struct filter_case filter_cases[] = {
 	  SECCOMP_RET_TRACE | SC_DATA_UNKNOWN },
 	/* clone stops with CLONE_FILES and without CLONE_THREAD, scoped. */
 	{ SCOPED, AUDIT_ARCH_X86_64, SYS_clone, CLONE_FILES, 0, 0,
-	  SECCOMP_RET_TRACE | SC_CLONE },
+	  SECCOMP_RET_TRACE | SC_DATA_OURS | SC_CLONE },
 	{ SCOPED, AUDIT_ARCH_X86_64, SYS_clone, CLONE_FILES | CLONE_THREAD, 0,
 	  0, SECCOMP_RET_ALLOW },
 	{ PLAIN, AUDIT_ARCH_X86_64, SYS_clone, CLONE_FILES, 0, 0,
