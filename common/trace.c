@@ -331,6 +331,13 @@ static void check_write_error(struct trace_sink *ts, struct tracefile *tf)
 	if (!tf->name || !tf->error || tf->error_reported)
 		return;
 	tf->error_reported = true;
+	/* A full filesystem fails every file in turn: said once. */
+	if (ts->write_error_said) {
+		trace_note(ts, "writing %s/%s failed: %s", ts->dir.path,
+			   tf->name, strerror(-tf->error));
+		return;
+	}
+	ts->write_error_said = true;
 	trace_problem(
 		ts,
 		"writing %s/%s failed: %s; the task goes on, its trace is incomplete",

@@ -27,6 +27,7 @@ struct trace_sink {
 	struct tree_totals totals;
 	struct io_summary io_summary; /* per file and per mount counters */
 	int summary_fd; /* summary.json's file, with room kept for it */
+	bool write_error_said; /* on stderr: once, for the first file */
 	int64_t last_flush_us;
 };
 

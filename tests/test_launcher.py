@@ -386,6 +386,9 @@ def test_summary_without_its_file_list_when_the_filesystem_is_full(tmp_path):
     said = [line[len("iowrap: "):] for line in stderr.splitlines()]
     assert said[-1] == last
     assert set(said) <= set(problems)
+    # Said once on stderr, however many trace files the full filesystem
+    # failed; each one in the summary.
+    assert len([line for line in said if ".csv failed" in line]) == 1
     assert summary["tracing"]["complete"] is False
     assert summary["exit"]["code"] == 5
     assert (summary["files_listed"], summary["files"]) == (0, [])
