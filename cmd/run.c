@@ -362,6 +362,7 @@ struct run_state {
 	struct cgroup_resolver cgroups;
 	struct run_summary summary;
 	struct strbuf untraced_reason;
+	int was_subreaper; /* PR_GET_CHILD_SUBREAPER before we set it */
 	struct strbuf cmdpath;
 	char cwd[PATH_MAX];
 	struct task_identity task;
@@ -786,9 +787,12 @@ static int run_in_place(struct run_state *st, int err)
 	finish(st);
 	signals_restore_for_child();
 	umask_for_the_task();
-	/* Kept across execve(2): the task would reap our orphans. */
-	prctl(PR_SET_CHILD_SUBREAPER, 0L, 0L, 0L, 0L);
-	execv(sb_str(&st->cmdpath), st->opt.command);
+	/* Kept across execve(2): as iowrap was started, not our orphans'
+	 * reaper. */
+	prctl(PR_SET_CHILD_SUBREAPER, (long)st->was_subreaper, 0L, 0L, 0L);
+	launch_exec(sb_str(&st->cmdpath), st->opt.command);
+	/* The summary, published, says untraced: the exec failing now,
+	 * after the command was found runnable, is left to stderr. */
 	return say_unusable(st->opt.command[0], -errno);
 }
 
@@ -882,6 +886,8 @@ int cmd_run(int argc, char **argv)
 		return status;
 	/* Daemonised grandchildren are reparented to us, stay traced and
 	 * are reaped here instead of escaping to init. */
+	if (prctl(PR_GET_CHILD_SUBREAPER, &st->was_subreaper, 0L, 0L, 0L) < 0)
+		st->was_subreaper = 0;
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) < 0)
 		trace_problem(&st->sink, "cannot become a child subreaper: %s",
 			      strerror(errno));

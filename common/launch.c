@@ -40,6 +40,17 @@ static void exec_as_script(const char *path, char *const argv[])
 	execv("/bin/sh", sh_argv);
 }
 
+void launch_exec(const char *path, char *const argv[])
+{
+	int err;
+
+	execv(path, argv);
+	err = errno;
+	if (err == ENOEXEC)
+		exec_as_script(path, argv);
+	errno = err;
+}
+
 /*
  * Waits for the parent's word: EOF alone means run, with the hook; a byte
  * means run without it ('B') or not at all.  poll() first, not read(): in
@@ -91,9 +102,7 @@ static void child(struct launch *l, const char *path, char *const argv[],
 	umask_for_the_task();
 	if (go == LAUNCH_RUN && l->before_exec)
 		l->notes->hook = l->before_exec(l->hook_arg);
-	execv(path, argv);
-	if (errno == ENOEXEC)
-		exec_as_script(path, argv);
+	launch_exec(path, argv);
 	report_exec_error(l->notes, path, errno);
 }
 

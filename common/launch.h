@@ -40,6 +40,9 @@ struct launch {
 	void *hook_arg;
 };
 
+/* execv(3) as execvp(3) does it: a file without a #! line runs with the
+ * shell.  Returns only if that failed, with errno the execv's. */
+void launch_exec(const char *path, char *const argv[]);
 /* Forks the waiting child (before_exec set, or NULL); 0 or -errno. */
 int launch_prepare(struct launch *l, const char *path, char *const argv[]);
 /* LAUNCH_CANCEL also drops the notes: launch_exec_error is not called. */

@@ -1120,24 +1120,26 @@ static int64_t fd_size(struct iotrace *io, struct tracee *t, int fd)
 }
 
 /*
- * The size of traced file o about to close through fd (-1 if unread).  A
- * file with no name left (an O_TMPFILE never linked) is freed with its
- * last descriptor, and ext4 gives its number to the next file made, often
- * within the same tick of the birth-time clock, which born_again() cannot
- * tell apart: so it is gone from here, and the next one a file of its
- * own.  One unlinked while open was gone at the unlink.  Another
- * description of it (a reopen through /proc/PID/fd) or a mapping may keep
- * it a while: with no name, it is found again only through a descriptor,
- * and file_unlinked_id() finds it then.
+ * The size of traced file o about to close through fd (-1 if unread).  An
+ * O_TMPFILE file still without a name is freed with its last descriptor,
+ * and ext4 gives its number to the next file made, often within the same
+ * tick of the birth-time clock, which born_again() cannot tell apart: so
+ * at a close that surely happens (sure: a close(2) or the process's end,
+ * not an exec or dup2 that may fail) it is gone from here, and the next
+ * one a file of its own.  (One unlinked while open was gone at the
+ * unlink.)  Another description of it, a reopen through /proc/PID/fd, may
+ * keep it: found again through a descriptor, file_unlinked_id() finds it;
+ * only a linkat through that other description then makes it a new id.
  */
 static int64_t closing_size(struct iotrace *io, struct tracee *t, int fd,
-			    const struct ofd *o)
+			    const struct ofd *o, bool sure)
 {
 	struct stat st;
 
 	if (fd_stat(io, fd_view(t), fd, &st, NULL) < 0)
 		return -1;
-	if (st.st_nlink == 0 && o->refs == 1)
+	if (sure && st.st_nlink == 0 && o->refs == 1 &&
+	    (o->flags & O_TMPFILE) == O_TMPFILE)
 		file_freed(&io->files, o->inode_id);
 	return st.st_size;
 }
@@ -1153,7 +1155,7 @@ static void close_fd(struct iotrace *io, struct tracee *t, int fd)
 		/* At the close's entry stop the fd is still open. */
 		if (o->inode_id)
 			file_closed(&io->files, o->inode_id,
-				    closing_size(io, t, fd, o));
+				    closing_size(io, t, fd, o, true));
 		emit(io, t, &op);
 	}
 	ofd_put(o);
@@ -1224,7 +1226,7 @@ static void closed_silently(struct iotrace *io, struct tracee *t, int fd)
 
 	if (!o || !o->traced || !o->inode_id)
 		return;
-	size = closing_size(io, t, fd, o);
+	size = closing_size(io, t, fd, o, false);
 	if (size >= 0)
 		file_closed(&io->files, o->inode_id, size);
 }
@@ -2895,7 +2897,7 @@ static void sizes_at_close(struct iotrace *io, struct tracee *t,
 
 		if (o && o->traced && o->inode_id)
 			file_closed(&io->files, o->inode_id,
-				    closing_size(io, t, fd, o));
+				    closing_size(io, t, fd, o, true));
 	}
 }
 

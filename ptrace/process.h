@@ -86,9 +86,6 @@ struct tracee {
 	/* Held at its execve entry until no thread of its process is
 	 * handing (tracer.c's exec_in). */
 	bool exec_held;
-	/* Its last SIGSTOP came from a process of the task (tracer.c's
-	 * follow_job_stop). */
-	bool stopped_by_task;
 	int64_t last_stop_us; /* monotonic: when it last stopped */
 	struct parked *parked; /* handed to owner, which puts it back */
 	bool io_counted; /* its own I/O is in proc->threads_io */
@@ -122,6 +119,10 @@ struct process {
 	struct strbuf exe, argv, cwd, cgroup_path;
 	struct tracee *threads;
 	int live_threads; /* threads not yet past their exit stop */
+	/* The SIGSTOP one of its threads last took came from a process of
+	 * the task: taken (and cleared) at its group-stop (tracer.c's
+	 * follow_job_stop). */
+	bool stopped_by_task;
 	bool final_read; /* the process-wide figures have been read */
 	bool thread_unmeasured;
 	bool had_children; /* made a process (fork, vfork, clone) */

@@ -244,30 +244,37 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 /*
  * Whether iowrap stops with its task, stopped by sig.  The shell waits for
  * iowrap, not for the task, so iowrap stops too, and the shell's SIGCONT
- * to the job wakes both.  Ctrl-Z (SIGTSTP) only when the job is in its
- * terminal's foreground, and a SIGSTOP only when the task sent it itself
- * (kill -STOP $$): a task stopped and continued by kill(1) from elsewhere
- * must not leave iowrap stopped behind it.  SIGTTIN and SIGTTOU when the
- * job is in the background, where the terminal sends them: the shell must
- * see the job stopped, or its fg sends no SIGCONT and the task waits for
- * ever.
+ * to the job wakes both.  Only as a job of a terminal, where a shell
+ * waits: a task stopped and continued by pid (kill(1) from elsewhere, a
+ * supervisor, its own helper) must not leave iowrap stopped behind it.
+ * Ctrl-Z (SIGTSTP) and a SIGSTOP the task sent itself (kill -STOP $$) in
+ * the terminal's foreground; SIGTTIN and SIGTTOU in the background, where
+ * the terminal sends them: the shell must see the job stopped, or its fg
+ * sends no SIGCONT and the task waits for ever.
  */
 static bool stops_the_job(int sig, bool by_task)
 {
-	bool tty = isatty(STDIN_FILENO);
+	bool foreground;
 
+	if (!isatty(STDIN_FILENO))
+		return false;
+	foreground = tcgetpgrp(STDIN_FILENO) == getpgrp();
 	switch (sig) {
 	case SIGSTOP:
-		return by_task;
+		return by_task && foreground;
 	case SIGTSTP:
-		return tty && tcgetpgrp(STDIN_FILENO) == getpgrp();
+		return foreground;
 	default:
-		return tty && tcgetpgrp(STDIN_FILENO) != getpgrp();
+		return !foreground;
 	}
 }
 
-/* Whether the signal t is stopped to take was sent by a process of the
- * task (kill -STOP $$), not from elsewhere, nor by the kernel. */
+/*
+ * Whether the signal t is stopped to take was sent by a process of the
+ * task (kill -STOP $$), not from elsewhere, nor by the kernel.  A sender
+ * already gone (a short-lived kill(1)) counts as from elsewhere: iowrap
+ * then stays running, as before it followed SIGSTOP at all.
+ */
 static bool sent_by_task(struct tracer *tr, const struct tracee *t)
 {
 	siginfo_t si;
@@ -277,6 +284,16 @@ static bool sent_by_task(struct tracer *tr, const struct tracee *t)
 	     si.si_code != SI_QUEUE))
 		return false;
 	return tracee_find(&tr->table, si.si_pid) != NULL;
+}
+
+/* Whether p's group-stop by sig is the task's own SIGSTOP; the note is
+ * used once, so an old one never stands for a later stop. */
+static bool take_stop_sender(struct process *p, int sig)
+{
+	bool by_task = sig == SIGSTOP && p->stopped_by_task;
+
+	p->stopped_by_task = false;
+	return by_task;
 }
 
 static void follow_job_stop(int sig, bool by_task)
@@ -668,7 +685,7 @@ static void handle_event_stop(struct tracer *tr, struct tracee *t, int sig)
 	if (is_stop_signal(sig)) {
 		ptrace(PTRACE_LISTEN, t->tid, 0L, 0L);
 		if (t->tid == tr->main_pid)
-			follow_job_stop(sig, t->stopped_by_task);
+			follow_job_stop(sig, take_stop_sender(t->proc, sig));
 		return;
 	}
 	if (t->unannounced && t->fresh) {
@@ -1219,7 +1236,7 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 	}
 	/* A signal-delivery-stop: deliver the signal as it was meant. */
 	if (sig == SIGSTOP)
-		t->stopped_by_task = sent_by_task(tr, t);
+		t->proc->stopped_by_task = sent_by_task(tr, t);
 	resume(t, sig);
 }
 

@@ -216,6 +216,10 @@ static const char *incomplete_reason(const cJSON *tr, char *buf, size_t n)
 		snprintf(buf, n, "processes left untraced: %" PRIu64, count);
 		return buf;
 	}
+	if (jget_count(tr, "processes_io_unknown", &count) && count) {
+		snprintf(buf, n, "processes with I/O unknown: %" PRIu64, count);
+		return buf;
+	}
 	return "see its tracing section";
 }
 

@@ -2311,6 +2311,37 @@ def test_tmpfile_link_truncate_and_exchange_keep_their_files(tmp_path,
                                              files[tmp_open["inode"]]])
 
 
+# Calls that close a descriptor at their entry, and then fail.
+FAILED_CLOSES = {
+    "exec": "try:\n    os.execv('/nonexistent', ['x'])\n"
+            "except OSError:\n    pass\n",
+    "dup2": "try:\n    os.dup2(999, f)\nexcept OSError:\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("call", sorted(FAILED_CLOSES))
+def test_a_tmpfile_survives_a_failed_exec_or_dup2(tmp_path, call):
+    """An exec (close-on-exec) or a dup2 over the descriptor of an
+    O_TMPFILE file that fails leaves the file open: linked and opened by
+    its new name, it is still one file, one id."""
+    d = tmp_path / "d"
+    d.mkdir()
+    script = ("import os, ctypes\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              "f = os.open('d', os.O_TMPFILE | os.O_WRONLY, 0o600)\n"
+              "os.write(f, b'x' * 99)\n" + FAILED_CLOSES[call] +
+              "assert libc.linkat(-100, b'/proc/self/fd/%d' % f, -100, "
+              "b'd/named', 0x400) == 0\n"
+              "os.close(f)\n"
+              "print(len(open('d/named').read()))\n")
+    t, _ = run_python_in(tmp_path, script, "full")
+    assert t.stdout == "99\n"
+    opens = [r for r in csv.DictReader(open(t.dir / "io.csv"))
+             if r["type"] == "O" and r["path"].startswith(f"{d}/")]
+    assert len(opens) == 2 and opens[1]["path"] == f"{d}/named"
+    assert opens[0]["inode"] == opens[1]["inode"]
+
+
 PARALLEL_READERS = """
 import os, sys
 data, rounds = sys.argv[1], int(sys.argv[2])

@@ -218,19 +218,25 @@ def limited_to_one_process():
     resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
 
 
-@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("strict,script", [(False, False), (True, False),
+                                           (False, True)])
 def test_a_task_that_cannot_be_started_beside_iowrap_runs_in_its_place(
-        strict):
+        strict, script):
     """No process left for iowrap's fork (or no descriptor for its pipes):
     the task runs in iowrap's place, untraced, with its own exit status and
-    output; the summary says why, with no iowrap status (iowrap is gone
-    when the task ends).  --strict: 125, the task not run."""
+    output (a script without #! with the shell, as execvp runs it); the
+    summary says why, with no iowrap status (iowrap is gone when the task
+    ends).  --strict: 125, the task not run."""
     base = Path(tempfile.mkdtemp(dir="/tmp"))
     try:
         base.chmod(0o777)
+        task = ["sh", "-c", "echo ok; exit 9"]
+        if script:
+            (base / "s").write_text("echo ok; exit 9\n")
+            (base / "s").chmod(0o755)
+            task = [str(base / "s")]
         p = nobody([str(IOWRAP), "-o", str(base / "t")] +
-                   (["--strict"] if strict else []) +
-                   ["--", "sh", "-c", "echo ok; exit 9"],
+                   (["--strict"] if strict else []) + ["--"] + task,
                    preexec_fn=limited_to_one_process)
         why = ("cannot start the task beside iowrap (Resource temporarily "
                "unavailable); it runs in iowrap's place, untraced")

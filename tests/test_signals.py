@@ -217,6 +217,26 @@ def test_stopped_task_can_be_continued(tmp_path):
     assert p.returncode == 0
 
 
+def test_a_task_that_stops_itself_can_be_continued_by_pid(tmp_path):
+    """Outside a terminal's job control (a batch job, a workflow engine),
+    a task that stops itself and is continued by pid (a supervisor, its
+    own helper) runs on: iowrap, which nobody would continue, does not
+    stop with it."""
+    ready = tmp_path / "ready"
+    p = start(tmp_path, "bash", "-c",
+              f"echo $$ > {ready}.pid; mv {ready}.pid {ready}; "
+              "kill -STOP $$; echo resumed", stdin=subprocess.DEVNULL)
+    wait_for_file(ready)
+    pid = int(ready.read_text())
+    deadline = time.monotonic() + 10
+    while "t (tracing stop)" not in open(f"/proc/{pid}/status").read():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGCONT)
+    out, _ = p.communicate(timeout=30)
+    assert (out, p.returncode) == ("resumed\n", 0)
+
+
 def read_until(fd, needle, timeout=20):
     buf = b""
     deadline = time.monotonic() + timeout
