@@ -110,16 +110,26 @@ static int export_to(struct workflow *wf, const struct export_opts *o)
 {
 	char table[16];
 	long long rows;
+	int err;
 	FILE *out = open_output(o->output);
 
 	if (!out)
 		return 1;
 	snprintf(table, sizeof(table), "%s.csv", o->table);
+	errno = 0;
 	rows = o->chrome ? export_chrome(wf, out) : export_csv(wf, table, out);
-	if (out != stdout && fclose(out) != 0)
+	err = rows < 0 ? errno : 0;
+	if (out != stdout && fclose(out) != 0 && !err) {
 		rows = -1;
+		err = errno;
+	}
 	if (rows < 0) {
-		warnx_line("export: write error: %s", strerror(errno));
+		warnx_line("export: cannot write %s: %s",
+			   o->output ? o->output : "stdout",
+			   strerror(err ? err : EIO));
+		/* Half an export is none. */
+		if (out != stdout)
+			unlink(o->output);
 		return 1;
 	}
 	return 0;

@@ -8,6 +8,7 @@
  */
 #include "export.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -39,9 +40,13 @@ struct chrome_out {
 static void flush_out(struct chrome_out *co)
 {
 	/* A part cut at the buffer's limit would break the JSON. */
-	if (co->sb.truncated || (co->sb.len && fwrite(co->sb.buf, 1, co->sb.len,
-						      co->out) != co->sb.len))
+	if (co->sb.truncated) {
 		co->failed = true;
+		errno = EFBIG;
+	} else if (co->sb.len &&
+		   fwrite(co->sb.buf, 1, co->sb.len, co->out) != co->sb.len) {
+		co->failed = true;
+	}
 	sb_reset(&co->sb);
 }
 

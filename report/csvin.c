@@ -11,20 +11,26 @@
 #include "util.h"
 
 /*
- * A whole file under dirfd, mapped read-only; *len 0 maps nothing.  Not
- * blocking in open(): a FIFO or a device in the place of a trace file (the
- * task owns its trace directory) is refused by its type, not waited on.
+ * A whole file under dirfd, mapped read-only; *len 0 maps nothing.  A FIFO
+ * or a device in the place of a trace file (the task owns its trace
+ * directory) is refused by its type before it is opened (a device's open
+ * may do something), and the open does not block should one be put there
+ * between the two.
  */
 int map_file(int dirfd, const char *name, const char **data, size_t *len)
 {
 	struct stat st;
 	void *p;
-	int fd = openat(dirfd, name,
-			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
-				O_NOCTTY);
+	int fd;
 
 	*data = NULL;
 	*len = 0;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	fd = openat(dirfd, name,
+		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

@@ -77,18 +77,28 @@ static void read_sizes(struct size_hist *h, const cJSON *arr)
 	}
 }
 
-static void read_mounts(struct task *t, const cJSON *mounts)
+/*
+ * A task sees files on dozens of mounts; a summary.json with millions (a
+ * hostile one: 2.3 KiB each here, 4.7 GB for 2 million) is read up to
+ * this many, and says so.
+ */
+enum { MOUNTS_MAX = 4096 };
+
+/* The mounts read: how many there were (more than MOUNTS_MAX: cut). */
+static size_t read_mounts(struct task *t, const cJSON *mounts)
 {
 	const cJSON *m;
 	size_t n = (size_t)cJSON_GetArraySize(mounts);
 
 	if (!cJSON_IsArray(mounts) || !n)
-		return;
-	t->mount = xcalloc(n, sizeof(*t->mount));
+		return 0;
+	t->mount = xcalloc(n < MOUNTS_MAX ? n : MOUNTS_MAX, sizeof(*t->mount));
 	cJSON_ArrayForEach(m, mounts)
 	{
 		struct mount_row *r = &t->mount[t->nmounts];
 
+		if (t->nmounts == MOUNTS_MAX)
+			break;
 		r->mount_point = jget_strdup(m, "mount_point");
 		if (!r->mount_point)
 			continue;
@@ -109,6 +119,7 @@ static void read_mounts(struct task *t, const cJSON *mounts)
 			   cJSON_GetObjectItemCaseSensitive(m, "write_sizes"));
 		t->nmounts++;
 	}
+	return n;
 }
 
 /* iowrap names a task with no identity after its command ("sh"): the
@@ -158,7 +169,7 @@ static void read_identity(struct task *t, const cJSON *root)
 		join_command(cJSON_GetObjectItemCaseSensitive(root, "command"));
 }
 
-static void read_summary_fields(struct task *t, const cJSON *root)
+static size_t read_summary_fields(struct task *t, const cJSON *root)
 {
 	const cJSON *exit = cJSON_GetObjectItemCaseSensitive(root, "exit");
 	const cJSON *tr = cJSON_GetObjectItemCaseSensitive(root, "tracing");
@@ -181,7 +192,7 @@ static void read_summary_fields(struct task *t, const cJSON *root)
 	t->rchar = json_u64(tot, "rchar_bytes");
 	t->wchar = json_u64(tot, "wchar_bytes");
 	t->processes = json_u64(tot, "processes");
-	read_mounts(t, cJSON_GetObjectItemCaseSensitive(root, "mounts"));
+	return read_mounts(t, cJSON_GetObjectItemCaseSensitive(root, "mounts"));
 }
 
 /* Line of the byte at off, for "FILE:LINE" in messages. */
@@ -256,7 +267,7 @@ static void warn_partial_trace(struct workflow *wf, const struct task *t,
 static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 {
 	const char *data, *end = NULL;
-	size_t len;
+	size_t len, mounts;
 	cJSON *root;
 	int err = map_file(dirfd, "summary.json", &data, &len);
 
@@ -296,7 +307,12 @@ static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 			wf,
 			"%s/summary.json:1: unknown schema (want iowrap-summary/N); read as far as it matches",
 			t->dir);
-	read_summary_fields(t, root);
+	mounts = read_summary_fields(t, root);
+	if (mounts > MOUNTS_MAX)
+		workflow_warn(
+			wf,
+			"%s/summary.json: %zu mounts; only the first %d are read",
+			t->dir, mounts, MOUNTS_MAX);
 	t->summary_ok = true;
 	warn_partial_trace(wf, t, root);
 	cJSON_Delete(root);

@@ -540,6 +540,41 @@ def test_trace_text_reaches_the_terminal_escaped(tmp_path):
     assert rep["tasks"][0]["name"] == hostile
 
 
+def test_a_summary_with_too_many_mounts_is_read_in_part(tmp_path):
+    """A hostile summary.json with 5,000 mounts (memory: 2.3 KiB each in
+    the report) has its first 4,096 read, and says so."""
+    traces = one_trace(tmp_path)
+    summary = traces / "t" / "summary.json"
+    s = json.loads(summary.read_text())
+    s["mounts"] = [{"mount_point": f"/m{i}", "fstype": "ext4"}
+                   for i in range(5000)]
+    summary.write_text(json.dumps(s))
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert (f"iowrap: report: {traces}/t/summary.json: 5000 mounts; only "
+            "the first 4096 are read\n") in stderr
+    assert len(rep["tasks"][0]["mounts"]) == 4096
+
+
+def test_an_export_too_large_for_its_buffer_fails_whole(tmp_path):
+    """A task name of 3 MB of bytes that are not UTF-8 (each written as
+    \\ufffd, 18 MB) overflows the Chrome export's 16 MiB buffer: the
+    export fails with one line and leaves no half file behind."""
+    traces = one_trace(tmp_path)
+    summary = traces / "t" / "summary.json"
+    s = json.loads(summary.read_text())
+    s["task"]["name"] = "NAME"
+    s["task"]["sources"] = []
+    summary.write_bytes(json.dumps(s).encode().replace(
+        b'"NAME"', b'"' + b"\xff" * 3000000 + b'"'))
+    out = tmp_path / "trace.json"
+    p = subprocess.run([str(IOWRAP), "export", "--format", "chrome", "-o",
+                        str(out), str(traces)], capture_output=True,
+                       text=True, timeout=120)
+    assert (p.returncode, p.stderr) == (
+        1, f"iowrap: export: cannot write {out}: File too large\n")
+    assert not out.exists()
+
+
 def test_same_walk_as_tasks_depth_and_duplicates(tmp_path):
     # The walk iowrap tasks uses: 8 levels below DIR, a trace reached twice
     # (DIR and DIR/sub given) read once, traces in path order.
