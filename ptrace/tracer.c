@@ -2,6 +2,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <linux/audit.h>
 #include <sched.h>
@@ -254,11 +255,16 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
  */
 static bool stops_the_job(int sig, bool by_task)
 {
+	/* The controlling terminal, whatever iowrap's stdin is (a task that
+	 * reads /dev/tty from the background under iowrap ... </dev/null &). */
+	int tty =
+		open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	bool foreground;
 
-	if (!isatty(STDIN_FILENO))
+	if (tty < 0)
 		return false;
-	foreground = tcgetpgrp(STDIN_FILENO) == getpgrp();
+	foreground = tcgetpgrp(tty) == getpgrp();
+	close(tty);
 	switch (sig) {
 	case SIGSTOP:
 		return by_task && foreground;

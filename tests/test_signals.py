@@ -299,6 +299,8 @@ def test_job_control_ctrl_z_and_fg(tmp_path):
 STOPPING_JOBS = {
     "self-stop": ("bash -c 'kill -STOP $$; echo got-$((1+1))'", b""),
     "tty-input": ("bash -c 'read x; echo got-$x' &", b"2\n"),
+    "tty-input-stdin-elsewhere": (
+        "bash -c 'read x </dev/tty; echo got-$x' </dev/null &", b"2\n"),
 }
 
 
