@@ -249,49 +249,56 @@ static void format_end(struct strbuf *sb, const struct proc_record *r)
 	add_u64_field(sb, r->core_dumped);
 }
 
+/* n fields of v, or as many empty ones: unknown, never a misleading 0. */
+static void add_u64_fields(struct strbuf *sb, const uint64_t *v, size_t n,
+			   bool known)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (known)
+			add_u64_field(sb, v[i]);
+		else
+			add_sep(sb);
+	}
+}
+
 static void format_usage(struct strbuf *sb, const struct proc_usage *u)
 {
-	const uint64_t v[] = {
-		u->vmhwm_kib,
-		u->vmpeak_kib,
-		u->rchar,
-		u->wchar,
-		u->syscr,
-		u->syscw,
-		u->read_bytes,
-		u->write_bytes,
-		u->cancelled_write_bytes,
-		u->ctxt_voluntary,
-		u->ctxt_involuntary,
-		u->minflt,
-		u->majflt,
-	};
+	const uint64_t memory[] = { u->vmhwm_kib, u->vmpeak_kib };
+	/* /proc/PID/io's, which may be unreadable where the rest is not */
+	const uint64_t io[] = { u->rchar,
+				u->wchar,
+				u->syscr,
+				u->syscw,
+				u->read_bytes,
+				u->write_bytes,
+				u->cancelled_write_bytes };
+	const uint64_t counts[] = { u->ctxt_voluntary, u->ctxt_involuntary,
+				    u->minflt, u->majflt };
 
-	if (!u->measured) {
-		/* Unknown is empty, never a misleading zero. */
-		for (size_t i = 0; i < 3 + ARRAY_SIZE(v); i++)
+	if (u->measured) {
+		add_seconds_field(sb, u->utime_us);
+		add_seconds_field(sb, u->stime_us);
+		add_sep(sb);
+		sb_add_u64(sb, u->cpu_ns / 1000000000);
+		sb_addc(sb, '.');
+		sb_add_u64_padded(sb, u->cpu_ns % 1000000000, 9);
+	} else {
+		for (int i = 0; i < 3; i++)
 			add_sep(sb);
-		return;
 	}
-	add_seconds_field(sb, u->utime_us);
-	add_seconds_field(sb, u->stime_us);
-	add_sep(sb);
-	sb_add_u64(sb, u->cpu_ns / 1000000000);
-	sb_addc(sb, '.');
-	sb_add_u64_padded(sb, u->cpu_ns % 1000000000, 9);
-	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
-		/* rchar ... cancelled_write_bytes, from /proc/PID/io */
-		bool io = i >= 2 && i <= 8;
-
-		if (io && !u->io_known)
-			add_sep(sb);
-		else
-			add_u64_field(sb, v[i]);
-	}
+	add_u64_fields(sb, memory, ARRAY_SIZE(memory), u->measured);
+	add_u64_fields(sb, io, ARRAY_SIZE(io), u->measured && u->io_known);
+	add_u64_fields(sb, counts, ARRAY_SIZE(counts), u->measured);
 }
 
 static void format_proc(struct strbuf *sb, const struct proc_record *r)
 {
+	const struct proc_usage *u = &r->usage;
+	const uint64_t untraced[] = { u->untraced_read_bytes,
+				      u->untraced_write_bytes,
+				      u->exec_read_bytes, u->spliced_read_bytes,
+				      u->spliced_write_bytes };
+
 	sb_reset(sb);
 	sb_add_time_us(sb, r->start_us);
 	add_sep(sb);
@@ -310,16 +317,8 @@ static void format_proc(struct strbuf *sb, const struct proc_record *r)
 	add_u64_field(sb, r->usage.threads);
 	add_u64_field(sb, r->execs);
 	/* Known from rchar and wchar at the exit stop only. */
-	if (r->usage.io_traced && r->usage.measured && r->usage.io_known) {
-		add_u64_field(sb, r->usage.untraced_read_bytes);
-		add_u64_field(sb, r->usage.untraced_write_bytes);
-		add_u64_field(sb, r->usage.exec_read_bytes);
-		add_u64_field(sb, r->usage.spliced_read_bytes);
-		add_u64_field(sb, r->usage.spliced_write_bytes);
-	} else {
-		for (int i = 0; i < 5; i++)
-			add_sep(sb);
-	}
+	add_u64_fields(sb, untraced, ARRAY_SIZE(untraced),
+		       u->io_traced && u->measured && u->io_known);
 	sb_addc(sb, '\n');
 }
 

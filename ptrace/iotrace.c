@@ -1120,25 +1120,24 @@ static int64_t fd_size(struct iotrace *io, struct tracee *t, int fd)
 }
 
 /*
- * The size of traced file o about to close through fd (-1 if unread).  An
+ * The size of traced file o, whose fd surely closes now (a close(2), the
+ * process's end; an exec or dup2 may fail: fd_size()), -1 if unread.  An
  * O_TMPFILE file still without a name is freed with its last descriptor,
  * and ext4 gives its number to the next file made, often within the same
  * tick of the birth-time clock, which born_again() cannot tell apart: so
- * at a close that surely happens (sure: a close(2) or the process's end,
- * not an exec or dup2 that may fail) it is gone from here, and the next
- * one a file of its own.  (One unlinked while open was gone at the
+ * it is gone from here, and the next one a file of its own.  (One unlinked while open was gone at the
  * unlink.)  Another description of it, a reopen through /proc/PID/fd, may
  * keep it: found again through a descriptor, file_unlinked_id() finds it;
  * only a linkat through that other description then makes it a new id.
  */
 static int64_t closing_size(struct iotrace *io, struct tracee *t, int fd,
-			    const struct ofd *o, bool sure)
+			    const struct ofd *o)
 {
 	struct stat st;
 
 	if (fd_stat(io, fd_view(t), fd, &st, NULL) < 0)
 		return -1;
-	if (sure && st.st_nlink == 0 && o->refs == 1 &&
+	if (st.st_nlink == 0 && o->refs == 1 &&
 	    (o->flags & O_TMPFILE) == O_TMPFILE)
 		file_freed(&io->files, o->inode_id);
 	return st.st_size;
@@ -1155,7 +1154,7 @@ static void close_fd(struct iotrace *io, struct tracee *t, int fd)
 		/* At the close's entry stop the fd is still open. */
 		if (o->inode_id)
 			file_closed(&io->files, o->inode_id,
-				    closing_size(io, t, fd, o, true));
+				    closing_size(io, t, fd, o));
 		emit(io, t, &op);
 	}
 	ofd_put(o);
@@ -1226,7 +1225,7 @@ static void closed_silently(struct iotrace *io, struct tracee *t, int fd)
 
 	if (!o || !o->traced || !o->inode_id)
 		return;
-	size = closing_size(io, t, fd, o, false);
+	size = fd_size(io, t, fd);
 	if (size >= 0)
 		file_closed(&io->files, o->inode_id, size);
 }
@@ -1807,12 +1806,12 @@ static bool follows_last_link(const struct tracee *t)
 }
 
 static uint64_t path_inode(struct iotrace *io, const struct tracee *t,
-			   const char *path)
+			   const char *path, bool follow)
 {
 	uint64_t birth;
 	struct stat st;
 
-	if (path_stat(io, t, path, follows_last_link(t), &st, &birth) < 0 ||
+	if (path_stat(io, t, path, follow, &st, &birth) < 0 ||
 	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return 0;
 	return file_seen(&io->files, &st, birth, path,
@@ -1825,8 +1824,9 @@ static void emit_path_op(struct iotrace *io, struct tracee *t, char type,
 	struct op op = {
 		.type = type, .result = ret, .offset = -1, .size = size
 	};
+	bool follow = follows_last_link(t);
 
-	if (type == 'S' && follows_last_link(t)) {
+	if (type == 'S' && follow) {
 		int fd = stat_through_own_fd(path, t);
 
 		if (fd >= 0) {
@@ -1840,7 +1840,7 @@ static void emit_path_op(struct iotrace *io, struct tracee *t, char type,
 	/* A successful stat (metadata storms per file) or truncate counts
 	 * for its file: which one, the tracer asks the same path. */
 	if ((type == 'S' || type == 'T') && ret == 0)
-		op.inode_id = path_inode(io, t, op.path);
+		op.inode_id = path_inode(io, t, op.path, follow);
 	emit(io, t, &op);
 }
 
@@ -2897,7 +2897,7 @@ static void sizes_at_close(struct iotrace *io, struct tracee *t,
 
 		if (o && o->traced && o->inode_id)
 			file_closed(&io->files, o->inode_id,
-				    closing_size(io, t, fd, o, true));
+				    closing_size(io, t, fd, o));
 	}
 }
 
