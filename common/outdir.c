@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -259,10 +258,8 @@ static int make_unique(int dirfd, const char *name, struct strbuf *chosen,
 		size_t keep = len;
 
 		if (n > OUTDIR_MAX_SUFFIX) {
-			uint32_t r = 0;
+			uint32_t r = (uint32_t)random_u64();
 
-			if (getrandom(&r, sizeof(r), GRND_NONBLOCK) < 0)
-				r = (uint32_t)now_monotonic_us();
 			snprintf(suffix, sizeof(suffix), "-r%08x", r);
 		} else if (n > 1) {
 			snprintf(suffix, sizeof(suffix), "-%u", n);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmap.h"
 #include "strbuf.h"
 #include "taskparse.h"
 #include "util.h"
@@ -21,6 +22,8 @@ struct smk_state {
 	bool in_error; /* an "Error in rule X:" block */
 	char *error_rule;
 	char *stamp; /* the last "[Sun Nov 22 10:53:11 2026]" */
+	struct hmap by_jobid; /* jobid -> index in log->jobs, the last one */
+	size_t cap; /* log->jobs' room */
 };
 
 const char *smk_status_name(enum smk_status s)
@@ -128,25 +131,32 @@ static void job_release(struct smk_job *j)
 }
 
 /* The last job with this jobid (jobids are unique within one run). */
-static struct smk_job *find_job(struct smklog *log, const char *jobid,
+static struct smk_job *find_job(struct smk_state *st, const char *jobid,
 				size_t len)
 {
-	for (size_t i = log->n; i-- > 0;)
-		if (strlen(log->jobs[i].jobid) == len &&
-		    memcmp(log->jobs[i].jobid, jobid, len) == 0)
-			return &log->jobs[i];
-	return NULL;
+	size_t i = hmap_get(&st->by_jobid, jobid, len);
+
+	return i == HMAP_NONE ? NULL : &st->log->jobs[i];
+}
+
+static void add_job(struct smk_state *st)
+{
+	struct smklog *log = st->log;
+
+	if (log->n == st->cap) {
+		st->cap = st->cap ? 2 * st->cap : 64;
+		log->jobs = xrealloc(log->jobs, st->cap * sizeof(*log->jobs));
+	}
+	hmap_put(&st->by_jobid, st->job.jobid, strlen(st->job.jobid), log->n);
+	log->jobs[log->n++] = st->job;
+	memset(&st->job, 0, sizeof(st->job));
 }
 
 static void end_block(struct smk_state *st)
 {
 	if (st->in_job) {
 		if (is_number(st->job.jobid)) {
-			st->log->jobs = xrealloc(
-				st->log->jobs,
-				(st->log->n + 1) * sizeof(*st->log->jobs));
-			st->log->jobs[st->log->n++] = st->job;
-			memset(&st->job, 0, sizeof(st->job));
+			add_job(st);
 		} else {
 			st->log->cut++;
 			job_release(&st->job);
@@ -181,7 +191,7 @@ static void error_field(struct smk_state *st, struct line l)
 
 	if (!field(l, "jobid", &v))
 		return;
-	job = find_job(st->log, v.s, v.len);
+	job = find_job(st, v.s, v.len);
 	if (job && strcmp(job->rule, st->error_rule) == 0)
 		job->status = SMK_FAILED;
 }
@@ -203,7 +213,7 @@ static void finished(struct smk_state *st, struct line l)
 		n++;
 	if (!n)
 		return;
-	job = find_job(st->log, p, n);
+	job = find_job(st, p, n);
 	if (!job)
 		return;
 	if (job->status != SMK_FAILED)
@@ -264,6 +274,7 @@ void smklog_parse(const char *text, size_t len, struct smklog *log)
 	}
 	end_block(&st);
 	free(st.stamp);
+	hmap_release(&st.by_jobid);
 }
 
 void smklog_release(struct smklog *log)

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -691,12 +690,10 @@ static bool engine_key(const struct task_identity *t, const char *engine,
 static void fallback_key(const struct task_inputs *in, struct strbuf *sb)
 {
 	time_t secs = (time_t)(in->now_us / 1000000);
-	uint32_t rnd = 0;
+	uint32_t rnd = (uint32_t)random_u64();
 	struct tm tm;
 	char when[32] = "0";
 
-	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
-		rnd = (uint32_t)now_monotonic_us() ^ (uint32_t)in->pid << 16;
 	if (gmtime_r(&secs, &tm))
 		strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
 	sb_addf(sb, "%s-%s-%d-%08x", when, in->hostname, (int)in->pid, rnd);

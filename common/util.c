@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -107,6 +108,16 @@ int64_t now_realtime_us(void)
 int64_t now_monotonic_us(void)
 {
 	return clock_us(CLOCK_MONOTONIC);
+}
+
+uint64_t random_u64(void)
+{
+	uint64_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
+		return r;
+	r = (uint64_t)now_realtime_us() ^ (uint64_t)now_monotonic_us() << 20;
+	return r ^ (uint64_t)getpid() << 44;
 }
 
 /* read() until EOF or size - 1 bytes; NUL-terminates.  Bytes or -errno. */

@@ -32,6 +32,10 @@ void warnx_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int64_t now_realtime_us(void);
 int64_t now_monotonic_us(void);
 
+/* 64 unpredictable bits from getrandom(2); if the kernel has none to
+ * give yet, the clocks and the pid mixed (unique, not secret). */
+uint64_t random_u64(void);
+
 /* a - b, or 0 when b is larger (counters read at different moments). */
 static inline uint64_t u64_minus(uint64_t a, uint64_t b)
 {

@@ -128,8 +128,40 @@ static void smklog_bad_blocks(void)
 	smklog_release(&l);
 }
 
+/* 300 jobs (past the first growth of the job array), finished in
+ * reverse order; a jobid seen twice (a log of two runs) is the later
+ * block's. */
+static void smklog_many_jobs(void)
+{
+	struct strbuf log;
+	struct smklog l;
+	bool all_finished = true;
+
+	sb_init(&log, 0);
+	for (int i = 0; i < 300; i++)
+		sb_addf(&log, "rule r%d:\n    jobid: %d\n\n", i, i);
+	sb_adds(&log, "rule again:\n    jobid: 7\n\n");
+	for (int i = 299; i >= 0; i--)
+		sb_addf(&log, "[Sun Nov 22 10:53:11 2026]\nFinished job %d.\n",
+			i);
+	smklog_parse(log.buf, log.len, &l);
+	if (!CHECK_UINT(l.n, 301))
+		goto out;
+	for (int i = 0; i < 300; i++)
+		if (i != 7 && l.jobs[i].status != SMK_FINISHED)
+			all_finished = false;
+	CHECK(all_finished);
+	CHECK_INT(l.jobs[7].status, SMK_STARTED);
+	CHECK_STR(l.jobs[300].rule, "again");
+	CHECK_INT(l.jobs[300].status, SMK_FINISHED);
+out:
+	smklog_release(&l);
+	sb_release(&log);
+}
+
 const struct unit_test smklog_tests[] = {
 	UNIT_TEST(smklog_real_log),
 	UNIT_TEST(smklog_bad_blocks),
+	UNIT_TEST(smklog_many_jobs),
 	UNIT_END,
 };

@@ -5,8 +5,8 @@
  * files by the trace's inode id; keys are copied, so callers may reuse
  * their buffers.
  */
-#ifndef IOWRAP_REPORT_HMAP_H
-#define IOWRAP_REPORT_HMAP_H
+#ifndef IOWRAP_COMMON_HMAP_H
+#define IOWRAP_COMMON_HMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

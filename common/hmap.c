@@ -1,23 +1,87 @@
 // SPDX-License-Identifier: MIT
 #include "hmap.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
 
-/* FNV-1a: short keys (paths, 8-byte ids) and no adversary that gains by
- * collisions beyond a slower report. */
+/*
+ * SipHash-1-3 under a key drawn once per run: trace files are hostile
+ * (a report of other users' traces), and with a known hash a few
+ * thousand crafted paths falling into one probe run would make the
+ * report quadratic.  Keys are never ordered by hash, so the output does
+ * not depend on the key.
+ */
+static uint64_t rotl64(uint64_t x, unsigned b)
+{
+	return x << b | x >> (64 - b);
+}
+
+struct sip {
+	uint64_t v0, v1, v2, v3;
+};
+
+static void sip_round(struct sip *s)
+{
+	s->v0 += s->v1;
+	s->v1 = rotl64(s->v1, 13) ^ s->v0;
+	s->v0 = rotl64(s->v0, 32);
+	s->v2 += s->v3;
+	s->v3 = rotl64(s->v3, 16) ^ s->v2;
+	s->v0 += s->v3;
+	s->v3 = rotl64(s->v3, 21) ^ s->v0;
+	s->v2 += s->v1;
+	s->v1 = rotl64(s->v1, 17) ^ s->v2;
+	s->v2 = rotl64(s->v2, 32);
+}
+
+static void sip_absorb(struct sip *s, uint64_t m)
+{
+	s->v3 ^= m;
+	sip_round(s);
+	s->v0 ^= m;
+}
+
+static const uint64_t *hash_key(void)
+{
+	static uint64_t key[2];
+	static bool drawn;
+
+	if (!drawn) {
+		key[0] = random_u64();
+		key[1] = random_u64();
+		drawn = true;
+	}
+	return key;
+}
+
 static uint64_t hash_bytes(const void *key, size_t len)
 {
+	const uint64_t *k = hash_key();
 	const unsigned char *p = key;
-	uint64_t h = 14695981039346656037ull;
+	struct sip s = { k[0] ^ 0x736f6d6570736575ull,
+			 k[1] ^ 0x646f72616e646f6dull,
+			 k[0] ^ 0x6c7967656e657261ull,
+			 k[1] ^ 0x7465646279746573ull };
+	uint64_t last = (uint64_t)len << 56;
+	size_t whole = len - len % 8;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 1099511628211ull;
+	for (size_t i = 0; i < whole; i += 8) {
+		uint64_t m = 0;
+
+		for (unsigned b = 0; b < 8; b++)
+			m |= (uint64_t)p[i + b] << (8 * b);
+		sip_absorb(&s, m);
 	}
-	return h;
+	for (size_t b = 0; b < len % 8; b++)
+		last |= (uint64_t)p[whole + b] << (8 * b);
+	sip_absorb(&s, last);
+	s.v2 ^= 0xff;
+	for (int r = 0; r < 3; r++)
+		sip_round(&s);
+	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
 void hmap_init(struct hmap *m)
