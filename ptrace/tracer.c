@@ -73,6 +73,8 @@ struct worker {
 	int held; /* its tracees held for their creator's event */
 };
 
+#define ENDED_REMEMBERED 256
+
 struct tracer {
 	/* Everything but the workers' own spin, follow and waitpid() is
 	 * shared: a thread handles a stop under the lock. */
@@ -98,6 +100,10 @@ struct tracer {
 	bool injection_reported; /* report_slow_injection() */
 	struct cpu_claims cpu_claims; /* cpufollow.h */
 	struct iotrace io;
+	/* The task's processes that ended last: a signal's sender may be
+	 * gone by the time its signal is handled (sent_by_task). */
+	pid_t ended[ENDED_REMEMBERED];
+	unsigned ended_next;
 };
 
 static const char *const handover_names[] = { "busy", "always", "never" };
@@ -237,6 +243,7 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 	if (tid == p->rec.pid) {
 		pid_t ppid = p->rec.ppid;
 
+		tr->ended[tr->ended_next++ % ENDED_REMEMBERED] = tid;
 		finish_process(tr, p, status);
 		release_orphaned(tr, tid, ppid);
 	}
@@ -275,11 +282,20 @@ static bool stops_the_job(int sig, bool by_task)
 	}
 }
 
+static bool ended_lately(const struct tracer *tr, pid_t pid)
+{
+	for (unsigned i = 0; i < ENDED_REMEMBERED; i++)
+		if (tr->ended[i] == pid)
+			return true;
+	return false;
+}
+
 /*
  * Whether the signal t is stopped to take was sent by a process of the
- * task (kill -STOP $$), not from elsewhere, nor by the kernel.  A sender
- * already gone (a short-lived kill(1)) counts as from elsewhere: iowrap
- * then stays running, as before it followed SIGSTOP at all.
+ * task (kill -STOP $$), not from elsewhere, nor by the kernel.  A short-
+ * lived kill(1) may be gone by now: one of the last processes of the
+ * task to end counts too (its pid reused by an outsider that sends a
+ * SIGSTOP meanwhile is the only way to be wrong).
  */
 static bool sent_by_task(struct tracer *tr, const struct tracee *t)
 {
@@ -287,9 +303,11 @@ static bool sent_by_task(struct tracer *tr, const struct tracee *t)
 
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) < 0 ||
 	    (si.si_code != SI_USER && si.si_code != SI_TKILL &&
-	     si.si_code != SI_QUEUE))
+	     si.si_code != SI_QUEUE) ||
+	    si.si_pid <= 0)
 		return false;
-	return tracee_find(&tr->table, si.si_pid) != NULL;
+	return tracee_find(&tr->table, si.si_pid) != NULL ||
+	       ended_lately(tr, si.si_pid);
 }
 
 /* Whether p's group-stop by sig is the task's own SIGSTOP; the note is

@@ -296,11 +296,15 @@ def test_job_control_ctrl_z_and_fg(tmp_path):
 
 # A task that stops itself, and one that reads the terminal from the
 # background (the terminal stops it with SIGTTIN); then fg, and input.
+# Each: iowrap's options, the command, what is typed after fg.
 STOPPING_JOBS = {
-    "self-stop": ("bash -c 'kill -STOP $$; echo got-$((1+1))'", b""),
-    "tty-input": ("bash -c 'read x; echo got-$x' &", b"2\n"),
+    "self-stop": ("", "bash -c 'kill -STOP $$; echo got-$((1+1))'", b""),
+    # The SIGSTOP's sender is reaped before the signal arrives; one tracer
+    # thread, so that it has handled the sender's end by then.
+    "self-stop-sender-gone": ("--tracer-threads 1", "{stopsender}", b""),
+    "tty-input": ("", "bash -c 'read x; echo got-$x' &", b"2\n"),
     "tty-input-stdin-elsewhere": (
-        "bash -c 'read x </dev/tty; echo got-$x' </dev/null &", b"2\n"),
+        "", "bash -c 'read x </dev/tty; echo got-$x' </dev/null &", b"2\n"),
 }
 
 
@@ -309,12 +313,14 @@ STOPPING_JOBS = {
 def test_a_job_that_stops_itself_or_reads_the_terminal(tmp_path, job,
                                                        level):
     """The shell must see iowrap's job stopped when its task is: by a
-    SIGSTOP the task sent itself, or by SIGTTIN (a read of the terminal
-    from the background); else the prompt never came back, or fg sent no
-    SIGCONT and the task waited for ever.  fg then continues both."""
-    cmd, typed = STOPPING_JOBS[job]
+    SIGSTOP the task sent itself (also from a process gone by then), or
+    by SIGTTIN (a read of the terminal from the background); else the
+    prompt never came back, or fg sent no SIGCONT and the task waited for
+    ever.  fg then continues both."""
+    opts, cmd, typed = STOPPING_JOBS[job]
+    cmd = cmd.format(stopsender=helper("stopsender"))
     with interactive_bash() as fd:
-        os.write(fd, f"{IOWRAP} -l {level} -o {tmp_path}/t -- "
+        os.write(fd, f"{IOWRAP} -l {level} {opts} -o {tmp_path}/t -- "
                      f"{cmd}\n".encode())
         deadline = time.monotonic() + 20
         while b"Stopped" not in read_until(fd, b"P42> "):
