@@ -165,6 +165,8 @@ enum status_key {
 	STATUS_SECCOMP_FILTERS,
 	STATUS_SIGPND,
 	STATUS_SHDPND,
+	STATUS_SIGBLK,
+	STATUS_SIGCGT,
 };
 
 static const struct keyword status_keys[] = {
@@ -180,6 +182,8 @@ static const struct keyword status_keys[] = {
 	[STATUS_SECCOMP_FILTERS] = KEYWORD("Seccomp_filters"),
 	[STATUS_SIGPND] = KEYWORD("SigPnd"),
 	[STATUS_SHDPND] = KEYWORD("ShdPnd"),
+	[STATUS_SIGBLK] = KEYWORD("SigBlk"),
+	[STATUS_SIGCGT] = KEYWORD("SigCgt"),
 };
 
 int parse_proc_status(const char *text, struct proc_status *st)
@@ -191,7 +195,7 @@ int parse_proc_status(const char *text, struct proc_status *st)
 		const char *value;
 		int k = keyword_of(line, status_keys, ARRAY_SIZE(status_keys),
 				   &value);
-		bool mask = k == STATUS_SIGPND || k == STATUS_SHDPND;
+		bool mask = k >= STATUS_SIGPND && k <= STATUS_SIGCGT;
 
 		if (k >= 0 && (mask ? hex64_value(value, &v[k]) :
 				      u64_value(value, &v[k])))
@@ -211,6 +215,8 @@ int parse_proc_status(const char *text, struct proc_status *st)
 	st->no_new_privs = v[STATUS_NO_NEW_PRIVS] == 1;
 	st->seccomp_filters = v[STATUS_SECCOMP_FILTERS];
 	st->sig_pending = v[STATUS_SIGPND] | v[STATUS_SHDPND];
+	st->sig_blocked = v[STATUS_SIGBLK];
+	st->sig_caught = v[STATUS_SIGCGT];
 	return seen & 1u << STATUS_TGID ? 0 : -EINVAL;
 }
 

@@ -36,6 +36,8 @@ struct proc_status {
 	/* SigPnd | ShdPnd: the signals pending for the thread or its
 	 * process, bit sig - 1 for sig. */
 	uint64_t sig_pending;
+	uint64_t sig_blocked; /* SigBlk: the thread's mask */
+	uint64_t sig_caught; /* SigCgt: the signals with a handler */
 };
 
 struct proc_io {

@@ -258,7 +258,8 @@ static struct file_info *new_file(struct file_table *ft, size_t slot,
 	f->id = ft->nfiles;
 	f->dev = (uint64_t)st->st_dev;
 	f->ino = (uint64_t)st->st_ino;
-	f->size_first_open = S_ISREG(st->st_mode) ? st->st_size : -1;
+	f->regular = S_ISREG(st->st_mode);
+	f->size_first_open = f->regular ? st->st_size : -1;
 	f->size_last_close = -1;
 	f->mount = mount;
 	f->birth = birth_kept(ft, mount) ? birth : 0;
@@ -334,7 +335,7 @@ void file_add_path(struct file_table *ft, uint64_t id, const char *path)
 
 void file_closed(struct file_table *ft, uint64_t id, int64_t size)
 {
-	if (id >= 1 && id <= ft->nfiles)
+	if (id >= 1 && id <= ft->nfiles && ft->files[id - 1].regular)
 		ft->files[id - 1].size_last_close = size;
 }
 

@@ -29,6 +29,9 @@ struct file_info {
 	 * inode number is another file. */
 	uint64_t birth;
 	bool gone; /* its last name was removed: (dev, ino) may be reused */
+	/* A regular file: the only kind with sizes in files.csv (a
+	 * directory's st_size is its file system's business). */
+	bool regular;
 };
 
 struct mount_entry {

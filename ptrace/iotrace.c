@@ -1194,13 +1194,27 @@ static void meet_open_fds(struct iotrace *io, struct tracee *t, unsigned first,
 	closedir(d);
 }
 
+/* close_range(2)'s flags (linux/close_range.h). */
+#define CLOSE_RANGE_UNSHARE_FLAG 2u
+#define CLOSE_RANGE_CLOEXEC_FLAG 4u
+
+/* At its entry: the kernel refuses first > last and unknown flags
+ * (EINVAL, nothing done); CLOSE_RANGE_UNSHARE closes in a copy of a
+ * shared table, which the caller keeps, as unshare(CLONE_FILES). */
 static void on_close_range(struct iotrace *io, struct tracee *t)
 {
-	struct fdtable *fds = caller_fds(t);
+	struct fdtable *fds;
 	unsigned first = (unsigned)t->call.args[0];
 	unsigned last = (unsigned)t->call.args[1];
-	bool cloexec_only = t->call.args[2] & 4; /* CLOSE_RANGE_CLOEXEC */
+	uint64_t flags = t->call.args[2];
+	bool cloexec_only = flags & CLOSE_RANGE_CLOEXEC_FLAG;
 
+	if (first > last || flags & ~(uint64_t)(CLOSE_RANGE_UNSHARE_FLAG |
+						CLOSE_RANGE_CLOEXEC_FLAG))
+		return;
+	if (flags & CLOSE_RANGE_UNSHARE_FLAG)
+		unshare_caller_fds(t);
+	fds = caller_fds(t);
 	if (!cloexec_only)
 		meet_open_fds(io, t, first, last);
 

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "cpufollow.h"
@@ -50,7 +51,7 @@ struct spin {
 /* A resume decided under the lock, made after it (see resume()). */
 struct pending_resume {
 	pid_t tid;
-	int request; /* PTRACE_CONT or PTRACE_SYSCALL */
+	int request; /* PTRACE_CONT, PTRACE_SYSCALL or PTRACE_SINGLESTEP */
 	int sig;
 };
 
@@ -141,6 +142,15 @@ static __thread struct worker *self;
  * once (SCHED_IDLE, cpufollow.h), and must not do so while it holds the
  * lock another tracer thread waits for.
  */
+/* To its exit stop, one step into a signal's handler (interrupted
+ * calls, below), or on. */
+static int resume_request(const struct tracee *t)
+{
+	if (t->call.active)
+		return PTRACE_SYSCALL;
+	return t->intr_stepping ? PTRACE_SINGLESTEP : PTRACE_CONT;
+}
+
 static void resume(struct tracee *t, int sig)
 {
 	struct worker *w = self;
@@ -159,9 +169,8 @@ static void resume(struct tracee *t, int sig)
 		w->resumes = xrealloc(w->resumes,
 				      w->resumes_alloc * sizeof(*w->resumes));
 	}
-	w->resumes[w->nresumes++] = (struct pending_resume){
-		t->tid, t->call.active ? PTRACE_SYSCALL : PTRACE_CONT, sig
-	};
+	w->resumes[w->nresumes++] =
+		(struct pending_resume){ t->tid, resume_request(t), sig };
 }
 
 /* The resumes decided under the lock, after it. */
@@ -959,12 +968,109 @@ static void fail_as_untraced(struct tracer *tr, struct tracee *t)
 	resume(t, 0);
 }
 
+/*
+ * Interrupted calls.  A traced call that a signal interrupts exits with
+ * one of the kernel's restart codes, which the task never sees: the
+ * kernel restarts the call (no handler runs, -ERESTARTNOINTR, or a
+ * handler with SA_RESTART and -ERESTARTSYS), and its row comes from the
+ * new entry; or fails it with EINTR (a handler without SA_RESTART, or a
+ * handler and -ERESTARTNOHAND), and its row has -EINTR.  The handlers
+ * are in /proc's SigCgt, not their flags: for -ERESTARTSYS the thread
+ * is stepped into its handler (PTRACE_SINGLESTEP from the signal-
+ * delivery-stop stops it right after the kernel has written the
+ * handler's frame), where the saved rax says which.
+ */
+#define ERESTARTSYS_CODE 512
+#define ERESTARTNOINTR_CODE 513
+
+enum intr_fate { INTR_RESTARTS, INTR_FAILS, INTR_HANDLER_DECIDES };
+
+static enum intr_fate interrupted_fate(struct tracer *tr, struct tracee *t,
+				       int64_t code)
+{
+	pid_t pid = t->proc->rec.pid;
+	struct proc_status st;
+	uint64_t caught;
+
+	if (read_task_status(tr->table.procfd, pid, t->tid == pid ? 0 : t->tid,
+			     &st) < 0)
+		return INTR_RESTARTS;
+	caught = st.sig_pending & ~st.sig_blocked & st.sig_caught;
+	if (!caught || code == -ERESTARTNOINTR_CODE)
+		return INTR_RESTARTS;
+	if (code != -ERESTARTSYS_CODE)
+		return INTR_FAILS;
+	/* The x86_64 frame's layout only; elsewhere taken for SA_RESTART,
+	 * the usual handler's (signal(3), bash's, most runtimes'). */
+	if (t->call.arch != AUDIT_ARCH_X86_64 || t->call.x32)
+		return INTR_RESTARTS;
+	t->intr_caught = st.sig_caught;
+	return INTR_HANDLER_DECIDES;
+}
+
+/* The exit stop of an interrupted call; returns a tracee to resume. */
+static struct tracee *on_interrupted(struct tracer *tr, struct tracee *t,
+				     struct ptrace_syscall_info *si)
+{
+	switch (interrupted_fate(tr, t, si->exit.rval)) {
+	case INTR_FAILS:
+		si->exit.rval = -EINTR;
+		return iotrace_exit(&tr->io, t, si);
+	case INTR_HANDLER_DECIDES:
+		t->intr_pending = true;
+		break;
+	case INTR_RESTARTS:
+		break;
+	}
+	return iotrace_call_over(&tr->io, t);
+}
+
+/* The signal-delivery-stop of a thread whose interrupted call waits:
+ * into the handler by one step, if sig has one. */
+static void interrupted_by(struct tracee *t, int sig)
+{
+	t->intr_stepping = sig > 0 && sig <= 64 &&
+			   (t->intr_caught & (UINT64_C(1) << (sig - 1)));
+}
+
+/* The waiting row is not to be written: the call restarted, or the
+ * thread went elsewhere. */
+static void forget_interrupted(struct tracee *t)
+{
+	t->intr_pending = false;
+	t->intr_stepping = false;
+}
+
+/* Stopped after one step into a handler: its frame's saved rax is
+ * -EINTR, or the call's number for a restart. */
+static void at_handler(struct tracer *tr, struct tracee *t)
+{
+	struct ptrace_syscall_info si = { .op = PTRACE_SYSCALL_INFO_EXIT };
+	struct user_regs_struct regs;
+	uint64_t saved_rax = 0;
+
+	forget_interrupted(t);
+	/* rdx is the frame's ucontext, whatever the handler's kind. */
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0 ||
+	    tracee_read(t->tid, TRACEE_ANY_PAGE,
+			regs.rdx + offsetof(ucontext_t,
+					    uc_mcontext.gregs[REG_RAX]),
+			&saved_rax, sizeof(saved_rax)) < 0 ||
+	    saved_rax != (uint64_t)-EINTR)
+		return;
+	si.arch = t->call.arch;
+	si.exit.rval = -EINTR;
+	si.exit.is_error = 1;
+	iotrace_exit(&tr->io, t, &si);
+}
+
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
 	enum entry_next next = ENTRY_RESUME;
 	bool known = tracee_syscall_info(t->tid, &si);
 
+	forget_interrupted(t); /* it restarted, or another call came */
 	if (known && foreign_stop(&si)) {
 		fail_as_untraced(tr, t);
 		return;
@@ -998,7 +1104,7 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
 	struct tracee *next = NULL;
-	bool decoded = false, here = true;
+	bool decoded = false, here = true, exit_known;
 
 	if (t->call.skip_entry) {
 		/* Kernels < 4.8: the syscall-enter-stop after the seccomp stop. */
@@ -1007,8 +1113,11 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 		return;
 	}
 
-	if (t->call.active && tracee_syscall_info(t->tid, &si) &&
-	    si.op == PTRACE_SYSCALL_INFO_EXIT) {
+	exit_known = t->call.active && tracee_syscall_info(t->tid, &si) &&
+		     si.op == PTRACE_SYSCALL_INFO_EXIT;
+	if (exit_known && is_restart_code(si.exit.rval)) {
+		next = on_interrupted(tr, t, &si);
+	} else if (exit_known) {
 		next = iotrace_exit(&tr->io, t, &si);
 		decoded = true;
 	} else {
@@ -1258,7 +1367,14 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		handle_event_stop(tr, t, sig);
 		return;
 	}
+	if (t->intr_stepping && sig == SIGTRAP) {
+		at_handler(tr, t); /* our step's trap, not the task's */
+		resume(t, 0);
+		return;
+	}
 	/* A signal-delivery-stop: deliver the signal as it was meant. */
+	if (t->intr_pending)
+		interrupted_by(t, sig);
 	if (sig == SIGSTOP)
 		t->proc->stopped_by_task = sent_by_task(tr, t);
 	resume(t, sig);

@@ -367,7 +367,7 @@ def test_files_csv(workdir, tmp_path):
     under, its mount and filesystem type (as findmnt says), its size at the
     first open and at the last close."""
     script = ("cat src.bin > out.bin; ln -s out.bin link.bin; "
-              "cat link.bin > /dev/null; echo tail >> out.bin")
+              "cat link.bin > /dev/null; echo tail >> out.bin; ls > /dev/null")
     t = run_iowrap(["--level", "files", "--", "sh", "-c", script],
                    outdir=tmp_path / "t", cwd=workdir)
     assert t.returncode == 0, t.stderr
@@ -381,6 +381,10 @@ def test_files_csv(workdir, tmp_path):
     assert row["size_last_close"] == str(300000 + len("tail\n"))
     src = rows[str(os.stat(workdir / "src.bin").st_ino)]
     assert src["size_first_open"] == src["size_last_close"] == "300000"
+    # ls opened and closed the directory: no sizes, a directory's st_size
+    # is its file system's business
+    d = rows[str(os.stat(workdir).st_ino)]
+    assert d["size_first_open"] == d["size_last_close"] == ""
     target, fstype = subprocess.run(
         ["findmnt", "-n", "-o", "TARGET,FSTYPE", "--target",
          str(workdir)], capture_output=True, text=True,
@@ -1890,18 +1894,21 @@ def test_a_thread_with_a_table_of_its_own_is_traced(tmp_path, mode):
 
 
 @pytest.mark.parametrize("level", ["files", "full"])
-def test_a_thread_made_without_clone_files_closes_its_own_copy(tmp_path,
-                                                              level):
-    """clonefirst: a thread made without CLONE_FILES closes fd 3 in its
-    copy of the table at once and opens t.txt there; fd 3 of the first
-    thread is still a.txt, and its later write goes there.  The files are
-    the oracle.  Such a thread waits at its first stop for its creator's
-    clone event (kcmp against another thread tells it apart), so that
-    where it runs first its calls are not taken for the process's."""
+@pytest.mark.parametrize("mode", ["clonefirst", "closerange"])
+def test_a_thread_that_closes_in_its_own_copy(tmp_path, level, mode):
+    """A thread closes fd 3 in its copy of the table and opens t.txt
+    there; fd 3 of the first thread is still a.txt, and its later write
+    goes there.  The files are the oracle.  clonefirst: a thread made
+    without CLONE_FILES, at once; it waits at its first stop for its
+    creator's clone event (kcmp against another thread tells it apart),
+    so that where it runs first its calls are not taken for the
+    process's.  closerange: close_range(3, ~0, CLOSE_RANGE_UNSHARE) makes
+    the copy; taken for a close in the shared table, t.txt got a.txt's
+    inode id and the first thread's write a handle with no open."""
     work = tmp_path / "w"
     work.mkdir()
-    t = run_iowrap(["--level", level, "--", helper("fdunshare"),
-                    "clonefirst"], outdir=tmp_path / "t", cwd=work)
+    t = run_iowrap(["--level", level, "--", helper("fdunshare"), mode],
+                   outdir=tmp_path / "t", cwd=work)
     assert t.returncode == 0, t.stderr
     assert (work / "a.txt").read_text() == "main!"
     assert (work / "t.txt").read_text() == "thread"
@@ -1915,6 +1922,34 @@ def test_a_thread_made_without_clone_files_closes_its_own_copy(tmp_path,
             ("a.txt", "C", "0")]
     assert ops == [op for op in want if level == "full" or op[1] != "W"]
     assert t.summary["tracing"]["problems"] == []
+    inodes = {name[r["handle"]]: r["inode"] for r in rows
+              if r["handle"] in name}
+    assert inodes["a.txt"] != inodes["t.txt"]
+    assert t.summary["tracing"]["complete"]
+
+
+@pytest.mark.parametrize("level", ["files", "full"])
+@pytest.mark.parametrize("mode,failures", [("restart", 0), ("eintr", 3),
+                                           ("nohandler", 0)])
+def test_a_call_a_signal_interrupts_has_the_result_the_task_saw(
+        tmp_path, level, mode, failures):
+    """An open of a FIFO, asleep for its writer, interrupted three times
+    by a signal: with an SA_RESTART handler, or none, the kernel restarts
+    it and the task never sees a failure; without SA_RESTART it fails
+    with EINTR three times (the helper counts them).  The kernel's
+    restart code (-512) is never a row's result: each interruption the
+    task saw is an O row with -4, a restart none.  (The FIFO's open
+    itself is no row: a FIFO is not a file of the trace.)"""
+    work = tmp_path / "w"
+    work.mkdir()
+    t = run_iowrap(["--level", level, "--", helper("intrcall"), mode],
+                   outdir=tmp_path / "t", cwd=work)
+    assert t.returncode == 0, t.stderr
+    assert t.stdout == f"eintr {failures}\n"
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    opens = [(r["type"], r["result"]) for r in rows
+             if r["path"] == str(work / "ff") and r["type"] == "O"]
+    assert opens == [("O", "-4")] * failures
     assert t.summary["tracing"]["complete"]
 
 

@@ -20,6 +20,11 @@
  *                      once (before its creator's clone event, if the
  *                      tracer lets it run); then the first thread writes
  *                      "main!" to its fd 3, a.txt.
+ *   fdunshare closerange  The first thread opens a.txt (fd 3); a thread
+ *                      closes fd 3 and up with close_range(CLOSE_RANGE_
+ *                      UNSHARE), in a copy of the table it then keeps,
+ *                      opens t.txt there and writes "thread" to it; then
+ *                      the first thread writes "main!" to its fd 3, a.txt.
  *
  * And a thread's table of its own, used (split: after unshare(CLONE_FILES);
  * splitclone: a thread made without CLONE_FILES):
@@ -222,19 +227,33 @@ static void *clone_first_creator(void *arg)
 	return NULL;
 }
 
-static int run_clone_first(void)
+/* a.txt on fd 3, a thread that runs fn and ends, then "main!" to fd 3. */
+static int run_beside_a_txt(void *(*fn)(void *))
 {
 	int fd = create("a.txt");
 	pthread_t th;
 
 	if (fd != 3)
 		die("a.txt is not fd 3");
-	if (pthread_create(&th, NULL, clone_first_creator, NULL) != 0 ||
+	if (pthread_create(&th, NULL, fn, NULL) != 0 ||
 	    pthread_join(th, NULL) != 0)
 		die("pthread");
 	put(fd, "main!");
 	close(fd);
 	return 0;
+}
+
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
+
+static void *close_range_thread(void *arg)
+{
+	(void)arg;
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_UNSHARE) != 0)
+		die("close_range");
+	thread_io(false);
+	return NULL;
 }
 
 static atomic_int split_stage;
@@ -370,7 +389,9 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "clone") == 0)
 		return run_clone(CLONE_FILES);
 	if (strcmp(mode, "clonefirst") == 0)
-		return run_clone_first();
+		return run_beside_a_txt(clone_first_creator);
+	if (strcmp(mode, "closerange") == 0)
+		return run_beside_a_txt(close_range_thread);
 	if (strcmp(mode, "fsclone") == 0)
 		return run_clone(CLONE_FS);
 	if (strcmp(mode, "fsprocess") == 0)
@@ -378,7 +399,7 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "split") == 0 || strcmp(mode, "splitclone") == 0)
 		return run_split(mode[5] != '\0', exec_sh);
 	fprintf(stderr, "usage: fdunshare process|thread|clone|clonefirst|"
-			"shared|"
+			"closerange|shared|"
 			"fsthread|fsclone|fsprocess|split [exec]|"
 			"splitclone [exec]\n");
 	return 64;

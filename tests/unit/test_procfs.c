@@ -158,6 +158,9 @@ static const char status_running[] = "Name:\tcat\n"
 				     "SigQ:\t0/96365\n"
 				     "SigPnd:\t0000000000000001\n"
 				     "ShdPnd:\t0000000000004000\n"
+				     "SigBlk:\t0000000000010000\n"
+				     "SigIgn:\t0000000000000004\n"
+				     "SigCgt:\t000000004b817efb\n"
 				     "Cpus_allowed_list:\t0-1\n"
 				     "voluntary_ctxt_switches:\t150\n"
 				     "nonvoluntary_ctxt_switches:\t27\n";
@@ -176,6 +179,8 @@ static void procfs_status_running(void)
 	CHECK_UINT(st.ctxt_voluntary, 150);
 	CHECK_UINT(st.ctxt_involuntary, 27);
 	CHECK_UINT(st.sig_pending, 0x4001); /* SIGHUP, SIGTERM */
+	CHECK_UINT(st.sig_blocked, 0x10000); /* SIGCHLD */
+	CHECK_UINT(st.sig_caught, 0x4b817efb); /* SigIgn's is not */
 	CHECK(st.has_vm);
 }
 
