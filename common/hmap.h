@@ -28,7 +28,8 @@ void hmap_init(struct hmap *m);
 void hmap_release(struct hmap *m);
 /* Returns the value stored under key, or (size_t)-1. */
 size_t hmap_get(const struct hmap *m, const void *key, size_t keylen);
-/* Stores value under key (replacing any old value). */
+/* Stores value under key (replacing any old value); storing HMAP_NONE
+ * makes the key read as absent. */
 void hmap_put(struct hmap *m, const void *key, size_t keylen, size_t value);
 
 #define HMAP_NONE ((size_t)-1)

@@ -141,7 +141,11 @@ static void meta_op(struct task *t, struct tfile *f, const struct io_row *r)
 	}
 }
 
-/* Unlink and rename carry the path; their inode may be 0. */
+/*
+ * Unlink and rename carry the path; their inode may be 0.  The name is
+ * looked up as the task's operations so far left it (opens and renames in
+ * io.csv order), so a name reused for a new file finds that file.
+ */
 static void name_op(struct task *t, const struct io_row *r)
 {
 	size_t i;
@@ -150,10 +154,12 @@ static void name_op(struct task *t, const struct io_row *r)
 		return;
 	i = r->inode ? task_file_by_inode(t, r->inode, r->path, r->path_len) :
 		       task_file_by_path(t, r->path, r->path_len);
-	if (r->type == 'U')
+	if (r->type == 'U') {
 		t->file[i].unlink_us = r->end;
-	else if (r->path2_len)
+	} else if (r->path2_len) {
+		task_file_unname(t, i, r->path, r->path_len);
 		task_file_rename(t, i, r->path2, r->path2_len);
+	}
 }
 
 static void add_io_row(void *ctx, const struct io_row *r)
@@ -169,6 +175,8 @@ static void add_io_row(void *ctx, const struct io_row *r)
 	/* R and W rows have no path: keep the name the open gave. */
 	i = task_file_by_inode(t, r->inode, r->type == 'O' ? r->path : "",
 			       r->type == 'O' ? r->path_len : 0);
+	if (r->type == 'O' && r->result >= 0)
+		task_file_named(t, i, r->path, r->path_len);
 	/* The research's eBPF tool names the mount root: files.csv's
 	 * mount point, which such a trace lacks. */
 	if (r->mount_root[0] && !t->file[i].mount_point)

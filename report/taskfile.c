@@ -42,7 +42,20 @@ void task_file_rename(struct task *t, size_t i, const char *path, size_t len)
 	memcpy(f->path, path, len);
 	f->path[len] = '\0';
 	f->path_len = len;
-	hmap_put(&t->by_path, path, len, i);
+	task_file_named(t, i, path, len);
+}
+
+void task_file_named(struct task *t, size_t i, const char *path, size_t len)
+{
+	if (len)
+		hmap_put(&t->by_path, path, len, i);
+}
+
+void task_file_unname(struct task *t, size_t i, const char *path, size_t len)
+{
+	/* HMAP_NONE reads as absent: the name leads nowhere now. */
+	if (hmap_get(&t->by_path, path, len) == i)
+		hmap_put(&t->by_path, path, len, HMAP_NONE);
 }
 
 size_t task_file_by_inode(struct task *t, uint64_t inode, const char *path,

@@ -634,6 +634,51 @@ def test_wcp_append_and_memory_state(tmp_path):
     assert rep["wcp"]["edges_dropped"] == 0
 
 
+def flow_edges(rep):
+    """Data flow as (writer, reader, file name, bytes), tasks by dir."""
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    paths = {f["id"]: Path(f["path"]).name for f in rep["files"]}
+    return {(names[e["writer"]], names[e["reader"]], paths[e["file"]],
+             e["bytes"]) for e in rep["data_flow"]["edges"]}
+
+
+def test_a_name_reused_across_renames_finds_the_file_it_named(tmp_path):
+    """io.csv's renames carry no inode: the name is the file that had it
+    at that moment of the task, not the last file files.csv lists."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"T1": f"cd {d} && echo one > tmp && mv tmp out1 && "
+               f"echo two2 > tmp && mv tmp out2"},
+        {"T2": f"cat {d}/out1 {d}/out2 > {d}/both"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    t1 = task_by_dir(rep, "T1")
+    assert sorted((Path(f["path"]).name, f["write"]["bytes"])
+                  for f in t1["files"] if f["path"].startswith(f"{d}/")) == [
+        ("out1", 4), ("out2", 5)]
+    files = {Path(f["path"]).name: f for f in rep["files"]
+             if f["path"].startswith(f"{d}/")}
+    assert sorted(files) == ["both", "out1", "out2"]
+    for name in ("out1", "out2"):
+        f = files[name]
+        assert (f["tasks"], f["readers"], f["writers"]) == (2, 1, 1)
+    assert flow_edges(rep) == {("T1", "T2", "out1", 4),
+                               ("T1", "T2", "out2", 5)}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+def test_unlink_of_a_reused_name_marks_the_removed_file(tmp_path):
+    """The unlink goes to the first f, not to the f made after it."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"RE": f"cd {d}; echo aaaa > f; rm f; echo bbbbbbbb > f"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    recs = [f for f in task_by_dir(rep, "RE")["files"]
+            if f["path"] == f"{d}/f"]
+    assert sorted((f["write"]["bytes"], f["size_last_close"],
+                   f["unlinked_s"] is not None) for f in recs) == [
+        (5, 5, True), (9, 9, False)]
+
+
 def test_export_csv_merges_tasks(tmp_path):
     d, traces = make_numbers_workflow(tmp_path)
     out = tmp_path / "all.csv"
