@@ -41,6 +41,7 @@ static size_t gfile_for(struct analysis *an, const struct tfile *f)
 	g->system = is_system_path(f->path);
 	g->first_us = g->last_us = -1;
 	g->input_vertex = NO_INDEX;
+	g->last_reader = g->last_writer = NO_INDEX;
 	hmap_put(&an->by_path, f->path, f->path_len, an->nfiles);
 	return an->nfiles++;
 }
@@ -52,13 +53,22 @@ static void add_ref(struct gfile *g, size_t task, size_t file,
 		g->refs_alloc = g->refs_alloc ? g->refs_alloc * 2 : 4;
 		g->ref = xrealloc(g->ref, g->refs_alloc * sizeof(*g->ref));
 	}
+	/* Records come in task order: a repeat follows its task's first. */
+	if (!g->nrefs || g->ref[g->nrefs - 1].task != task)
+		g->ntasks++;
 	g->ref[g->nrefs++] = (struct file_ref){ task, file };
 	g->bytes_read += f->rd.bytes;
 	g->bytes_written += f->wr.bytes;
 	g->reads += f->rd.pos.placed;
 	g->writes += f->wr.pos.placed;
-	g->readers += f->rd.ops > 0;
-	g->writers += f->wr.ops > 0 || f->created_us >= 0;
+	if (f->rd.ops > 0 && g->last_reader != task) {
+		g->readers++;
+		g->last_reader = task;
+	}
+	if ((f->wr.ops > 0 || f->created_us >= 0) && g->last_writer != task) {
+		g->writers++;
+		g->last_writer = task;
+	}
 	if (f->executed)
 		g->system = true;
 	if ((uint64_t)(f->rd.pos.max_byte + 1) > g->max_distinct)

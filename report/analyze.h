@@ -24,7 +24,11 @@ struct gfile {
 	bool system; /* programs, libraries, /etc: not workflow data */
 	struct file_ref *ref;
 	size_t nrefs, refs_alloc;
-	uint64_t bytes_read, bytes_written, readers, writers;
+	uint64_t bytes_read, bytes_written;
+	/* Distinct tasks: one may hold several records of a path (a name
+	 * reused by a rename or a rewrite). */
+	uint64_t ntasks, readers, writers;
+	size_t last_reader, last_writer; /* the tasks counted last */
 	uint64_t reads, writes; /* R/W with a known offset (Fig. 5) */
 	uint64_t max_distinct; /* largest max_byte_read + 1 of one task */
 	int64_t first_us, last_us; /* R/W accesses; -1: none */

@@ -14,7 +14,7 @@ static void emit_gfile(struct json *j, size_t id, const struct gfile *g)
 	json_u64(j, "id", id);
 	json_str(j, "path", g->path);
 	json_bool(j, "system", g->system);
-	json_u64(j, "tasks", g->nrefs);
+	json_u64(j, "tasks", g->ntasks);
 	json_u64(j, "readers", g->readers);
 	json_u64(j, "writers", g->writers);
 	json_u64(j, "bytes_read", g->bytes_read);

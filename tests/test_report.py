@@ -679,6 +679,18 @@ def test_unlink_of_a_reused_name_marks_the_removed_file(tmp_path):
         (5, 5, True), (9, 9, False)]
 
 
+def test_a_path_counts_tasks_not_records(tmp_path):
+    """One task, two files named f (an inode id each): one task, one
+    reader, one writer of the path, two task x file records."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"RE": f"cd {d}; echo aaaa > f; cat f; rm f; echo bb > f; cat f"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    f = next(f for f in rep["files"] if f["path"] == f"{d}/f")
+    assert (f["tasks"], f["readers"], f["writers"]) == (1, 1, 1)
+    assert len(f["task_files"]) == 2
+
+
 def test_export_csv_merges_tasks(tmp_path):
     d, traces = make_numbers_workflow(tmp_path)
     out = tmp_path / "all.csv"
