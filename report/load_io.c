@@ -84,17 +84,23 @@ static void add_rw(struct rw_acc *a, const struct io_row *r)
 	access_seq_add(&a->pos, r->offset, bytes);
 }
 
+/* With O_APPEND, or the first write at the old end. */
+static bool appends(const struct tfile *f, const struct io_row *r)
+{
+	return (r->flags & O_APPEND) ||
+	       (!f->wr.ops && r->offset > 0 && r->offset == f->size_first_open);
+}
+
 static void data_op(struct task *t, struct tfile *f, const struct io_row *r)
 {
 	bool is_write = r->type == 'W';
 
 	if (r->result < 0)
 		return;
-	if (is_write && (r->flags & O_APPEND))
+	if (is_write && appends(f, r) && !f->appended) {
 		f->appended = true;
-	if (is_write && !f->wr.ops && r->offset > 0 &&
-	    r->offset == f->size_first_open)
-		f->appended = true;
+		f->append_us = r->start;
+	}
 	add_rw(is_write ? &f->wr : &f->rd, r);
 	if (f->first_access_us < 0)
 		f->first_access_us = r->start;
@@ -112,6 +118,26 @@ static bool opened_for_writing(uint32_t flags)
 	return (flags & O_ACCMODE) != O_RDONLY && (flags & (O_CREAT | O_TRUNC));
 }
 
+/* The task's own content from then on: whatever was there went (O_TRUNC)
+ * or nothing was (O_EXCL). */
+static bool starts_afresh(uint32_t flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY &&
+	       ((flags & O_TRUNC) ||
+		(flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+}
+
+static void opened(struct tfile *f, const struct io_row *r)
+{
+	f->opens++;
+	if (f->first_open_us < 0)
+		f->first_open_us = r->start;
+	if (opened_for_writing(r->flags) && f->created_us < 0)
+		f->created_us = r->end;
+	if (starts_afresh(r->flags) && f->fresh_us < 0)
+		f->fresh_us = r->end;
+}
+
 static void meta_op(struct task *t, struct tfile *f, const struct io_row *r)
 {
 	uint64_t lat = (uint64_t)(r->end - r->start);
@@ -120,11 +146,8 @@ static void meta_op(struct task *t, struct tfile *f, const struct io_row *r)
 	t->meta_time_us += lat;
 	switch (r->type) {
 	case 'O':
-		if (r->result < 0)
-			return;
-		f->opens++;
-		if (opened_for_writing(r->flags) && f->created_us < 0)
-			f->created_us = r->end;
+		if (r->result >= 0)
+			opened(f, r);
 		return;
 	case 'S':
 		f->stats++;

@@ -38,6 +38,9 @@ struct tfile {
 	int64_t first_access_us; /* first R/W start, -1: none */
 	int64_t last_access_us; /* last R/W end */
 	int64_t created_us; /* open with O_CREAT|O_TRUNC for writing; -1 */
+	int64_t first_open_us; /* first successful open's start; -1 */
+	int64_t fresh_us; /* first open with O_TRUNC or O_EXCL for writing */
+	int64_t append_us; /* first appending write's start; -1 */
 	int64_t unlink_us; /* when the task removed it; -1 */
 	bool appended; /* wrote with O_APPEND or at its old end */
 	bool executed; /* exec'd or mapped: a program, not data */

@@ -77,6 +77,14 @@ static bool is_input(const struct tfile *f)
 	       f->rd.first_us < f->wr.first_us;
 }
 
+/* Appended to a version it did not make itself: one it neither created
+ * (O_EXCL) nor truncated before its first append. */
+static bool appends_to_earlier(const struct tfile *f)
+{
+	return wrote(f) && f->appended &&
+	       (f->fresh_us < 0 || f->fresh_us > f->append_us);
+}
+
 static int64_t min_known(int64_t a, int64_t b)
 {
 	if (a < 0)
@@ -140,6 +148,30 @@ static void add_versions(struct workflow *wf, struct analysis *an)
 	}
 }
 
+/* a was opened before b; a known time comes before an unknown one. */
+static bool opened_before(const struct tfile *a, const struct tfile *b)
+{
+	return a->first_open_us >= 0 &&
+	       (b->first_open_us < 0 || a->first_open_us < b->first_open_us);
+}
+
+/* The size the file had when a task first opened it, in time: a task
+ * that rewrote it later (in any path order) saw another file. */
+static int64_t size_before_writes(struct workflow *wf, const struct gfile *gf)
+{
+	const struct tfile *first = NULL;
+
+	for (size_t r = 0; r < gf->nrefs; r++) {
+		const struct tfile *f =
+			&wf->task[gf->ref[r].task].file[gf->ref[r].file];
+
+		if (f->size_first_open >= 0 &&
+		    (!first || opened_before(f, first)))
+			first = f;
+	}
+	return first ? first->size_first_open : -1;
+}
+
 static size_t input_vertex(struct workflow *wf, struct analysis *an, size_t g)
 {
 	struct gfile *gf = &an->file[g];
@@ -147,16 +179,7 @@ static size_t input_vertex(struct workflow *wf, struct analysis *an, size_t g)
 	if (gf->input_vertex == NO_INDEX) {
 		gf->input_vertex =
 			add_vertex(an, V_INPUT, g, NO_INDEX, an->t0_us);
-		for (size_t r = 0; r < gf->nrefs; r++) {
-			const struct tfile *f =
-				&wf->task[gf->ref[r].task].file[gf->ref[r].file];
-
-			if (f->size_first_open >= 0) {
-				an->vertex[gf->input_vertex].size =
-					f->size_first_open;
-				break;
-			}
-		}
+		an->vertex[gf->input_vertex].size = size_before_writes(wf, gf);
 		add_edge(wf, an, 0, gf->input_vertex, NO_INDEX, M_TRANSFER);
 	}
 	return gf->input_vertex;
@@ -213,7 +236,7 @@ static void find_task_io(struct workflow *wf, struct analysis *an, size_t t,
 			io->in_v[io->nin] =
 				seen_version(wf, an, g, t, f->rd.first_us);
 			io->in_f[io->nin++] = i;
-		} else if (wrote(f) && f->appended) {
+		} else if (appends_to_earlier(f)) {
 			/* Appending builds on the version before. */
 			io->in_v[io->nin] =
 				seen_version(wf, an, g, t, f->wr.first_us);
@@ -251,9 +274,11 @@ static void add_flows(struct workflow *wf, struct analysis *an, size_t t,
 {
 	for (size_t i = 0; i < io->nin; i++) {
 		const struct vertex *v = &an->vertex[io->in_v[i]];
+		const struct tfile *f = &wf->task[t].file[io->in_f[i]];
 		struct flow *fl;
 
-		if (v->kind != V_WRITTEN || v->task == t)
+		/* An append alone depends on the version, reads none of it. */
+		if (v->kind != V_WRITTEN || v->task == t || !is_input(f))
 			continue;
 		if (an->nflows == an->flows_alloc) {
 			an->flows_alloc =
@@ -265,7 +290,7 @@ static void add_flows(struct workflow *wf, struct analysis *an, size_t t,
 		fl->writer = v->task;
 		fl->reader = t;
 		fl->file = v->file;
-		fl->bytes = wf->task[t].file[io->in_f[i]].rd.bytes;
+		fl->bytes = f->rd.bytes;
 	}
 }
 

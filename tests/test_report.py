@@ -691,6 +691,64 @@ def test_a_path_counts_tasks_not_records(tmp_path):
     assert len(f["task_files"]) == 2
 
 
+def test_input_size_is_the_earliest_open_in_time(tmp_path):
+    """a_late, first in path order, rewrote the input after z_early read
+    half of its 3000 bytes: the input is 3000 bytes, and z_early's step
+    a CONVERT, not a TRANSFER of the whole file."""
+    d = tmp_path / "data"
+    d.mkdir()
+    (d / "in.txt").write_bytes(b"\0" * 3000)
+    traces = tmp_path / "traces"
+    run_tasks(traces, [
+        {"z_early": f"head -c 1500 {d}/in.txt > {d}/out.txt"},
+        {"a_late": f"echo new > {d}/in.txt"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    inputs = [(Path(v["path"]).name, v["size"])
+              for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+    assert inputs == [("in.txt", 3000)]
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    steps = [(vs[e["from"]]["kind"], Path(vs[e["to"]]["path"]).name,
+              e["mutation"]) for e in rep["wcp"]["edges"]
+             if vs[e["from"]]["kind"] == "input"]
+    assert steps == [("input", "out.txt", "CONVERT")]
+
+
+def test_a_file_created_then_appended_is_one_convert(tmp_path):
+    """The task made the file itself before appending: no input version
+    of it, one CONVERT from the start."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"LOG": f"cd {d}; echo start > log; sleep 0.1; echo end >> log"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    log = task_by_dir(rep, "LOG")["files"]
+    assert [f["appended"] for f in log if f["path"] == f"{d}/log"] == [True]
+    assert [(v["kind"], v["size"]) for v in rep["wcp"]["vertices"]] == [
+        ("start", -1), ("written", 10)]
+    assert wcp_steps(rep) == [("start", "log@LOG", "CONVERT")]
+
+
+def test_an_append_alone_is_no_data_flow(tmp_path):
+    """P2 only appends to P1's x.txt: an APPEND in the WCP, but it read
+    nothing, so no data-flow edge; P3 read P2's version."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"P1": f"printf 'line3\\nline1\\n' > {d}/x.txt; "
+               f"printf 'line2\\n' >> {d}/x.txt"},
+        {"P2": f"sleep 0.05; printf 'line0\\n' >> {d}/x.txt"},
+        {"P3": f"sleep 0.05; cat {d}/x.txt > {d}/y.txt"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert flow_edges(rep) == {("P2", "P3", "x.txt", 24)}
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    appends = [(names[vs[e["from"]]["task"]], names[vs[e["to"]]["task"]])
+               for e in rep["wcp"]["edges"] if e["mutation"] == "APPEND"]
+    assert appends == [("P1", "P2")]
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+    x = next(f for f in rep["files"] if f["path"] == f"{d}/x.txt")
+    assert (x["tasks"], x["readers"], x["writers"]) == (3, 1, 2)
+
+
 def test_export_csv_merges_tasks(tmp_path):
     d, traces = make_numbers_workflow(tmp_path)
     out = tmp_path / "all.csv"
