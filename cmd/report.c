@@ -45,6 +45,18 @@ struct report_opts {
 	bool text;
 };
 
+static int usage_error(const char *fmt, const char *arg)
+{
+	struct strbuf msg;
+
+	sb_init(&msg, 4096);
+	sb_addf(&msg, fmt, arg);
+	warnx_line("report: %s", sb_str(&msg));
+	sb_release(&msg);
+	fputs(report_usage, stderr);
+	return -1;
+}
+
 static int parse_report_args(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option longopts[] = {
@@ -57,8 +69,9 @@ static int parse_report_args(int argc, char **argv, struct report_opts *o)
 
 	o->outdir = ".";
 	o->text = false;
+	opterr = 0; /* our messages, "iowrap: report: ...", as other commands */
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:th", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:th", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -69,9 +82,16 @@ static int parse_report_args(int argc, char **argv, struct report_opts *o)
 		case 'h':
 			fputs(report_usage, stdout);
 			return 1;
+		case ':': {
+			/* Past the last word: argv[optind - 1] may be NULL. */
+			char name[3] = { '-', (char)optopt, '\0' };
+
+			return usage_error("option '%s' needs an argument",
+					   name);
+		}
 		default:
-			fputs(report_usage, stderr);
-			return -1;
+			return usage_error("unknown option '%s'",
+					   argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {
@@ -80,6 +100,18 @@ static int parse_report_args(int argc, char **argv, struct report_opts *o)
 		return -1;
 	}
 	return 0;
+}
+
+static void warn_outdir(const char *path, int err)
+{
+	if (err == -ELOOP || err == -ENOTDIR)
+		warnx_line(
+			"report: output directory %s is not a directory%s; choose another -o OUTDIR",
+			path, err == -ELOOP ? " but a symlink" : "");
+	else
+		warnx_line(
+			"report: cannot use %s as output directory: %s; choose another -o OUTDIR",
+			path, strerror(-err));
 }
 
 /* The output directory: created if missing (parents too), never followed
@@ -100,10 +132,10 @@ static int open_outdir(const char *path)
 		fd = open(path,
 			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
-			warnx_line("report: cannot open %s: %s", path,
-				   strerror(errno));
+			warn_outdir(path, -errno);
 	} else {
-		warnx_line("report: %s", sb_str(&why));
+		/* why speaks of a trace directory: this is the output. */
+		warn_outdir(path, err);
 		fd = -1;
 	}
 	sb_release(&why);

@@ -749,6 +749,22 @@ def test_an_append_alone_is_no_data_flow(tmp_path):
     assert (x["tasks"], x["readers"], x["writers"]) == (3, 1, 2)
 
 
+def test_output_and_option_errors_name_what_is_wrong(tmp_path):
+    traces = one_trace(tmp_path)
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    proc, stderr, _ = report(traces, out=afile, check=1)
+    assert stderr == (f"iowrap: report: output directory {afile} is not a "
+                      "directory; choose another -o OUTDIR\n")
+    for args, msg in ((["-f", "x"], "unknown option '-f'"),
+                      (["-o"], "option '-o' needs an argument")):
+        proc = subprocess.run([str(IOWRAP), "report"] + args,
+                              capture_output=True, text=True)
+        assert proc.returncode == 2
+        assert proc.stderr.startswith(f"iowrap: report: {msg}\n"
+                                      "usage: iowrap report "), proc.stderr
+
+
 def test_export_csv_merges_tasks(tmp_path):
     d, traces = make_numbers_workflow(tmp_path)
     out = tmp_path / "all.csv"
