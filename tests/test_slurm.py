@@ -151,25 +151,30 @@ def test_srun_shim_wraps_the_step(slurm, tmp_path):
         assert summary["command"][:2] == ["sh", "-c"], summary["command"]
 
 
-def test_srun_shim_finds_the_real_srun_and_passes_help_through(tmp_path):
-    """No recursion when the shim's directory is on PATH twice; --help goes to
-    the real srun untouched (no cluster needed)."""
+@pytest.fixture
+def shim(tmp_path):
+    """Runs the shim, its directory twice on PATH, before a fake srun that
+    prints its arguments as [a][b]... (no cluster needed)."""
     if shutil.which("srun") is None:
         pytest.skip("srun not installed: run ci/install-packages.sh")
-    env = dict(os.environ, SLURM_CONF=str(CONF),
-               PATH=f"{SLURM_WRAPPERS}:{SLURM_WRAPPERS}:{os.environ['PATH']}")
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "srun").write_text('#!/bin/sh\nprintf "[%s]" "$@"\n')
     (fake / "srun").chmod(0o755)
-    env["PATH"] = f"{SLURM_WRAPPERS}:{SLURM_WRAPPERS}:{fake}:{os.environ['PATH']}"
-    env["IOWRAP"] = "/opt/iowrap/iowrap"
-    env["IOWRAP_SRUN_ARGS"] = "--level files"
+    env = dict(os.environ, SLURM_CONF=str(CONF), IOWRAP="/opt/iowrap/iowrap",
+               IOWRAP_SRUN_ARGS="--level files",
+               PATH=f"{SLURM_WRAPPERS}:{SLURM_WRAPPERS}:{fake}:"
+                    f"{os.environ['PATH']}")
 
-    def shim(*args):
+    def run(*args):
         return subprocess.run(["srun", *args], env=env, capture_output=True,
                               text=True, check=True, timeout=30).stdout
+    return run
 
+
+def test_srun_shim_finds_the_real_srun_and_passes_help_through(shim):
+    """No recursion when the shim's directory is on PATH twice; --help goes to
+    the real srun untouched."""
     assert shim("-n", "2", "-J", "x", "--mem=1", "app", "-n", "3") == (
         "[-n][2][-J][x][--mem=1][/opt/iowrap/iowrap][--level][files][--]"
         "[app][-n][3]")
@@ -180,6 +185,49 @@ def test_srun_shim_finds_the_real_srun_and_passes_help_through(tmp_path):
     assert shim("--multi-prog", "tasks.conf") == "[--multi-prog][tasks.conf]"
     assert shim("-n1", "/opt/iowrap/iowrap", "--", "app") == (
         "[-n1][/opt/iowrap/iowrap][--][app]")
+
+
+WRAP = "[/opt/iowrap/iowrap][--level][files][--]"
+
+
+def test_srun_shim_skips_the_values_of_every_option(shim):
+    """srun 22.05's options whose value may be the next word (--hint, -F...)
+    are skipped with it; --bcast's value is optional, so the word after it
+    is the command."""
+    for opt in ("--hint", "--container", "--prefer", "--msg-timeout", "-F",
+                "--nodefile", "--accel-bind", "-m", "-B"):
+        assert shim(opt, "v", "app", "x") == f"[{opt}][v]{WRAP}[app][x]", opt
+    assert shim("-lF", "nodes.txt", "app") == f"[-lF][nodes.txt]{WRAP}[app]"
+    assert shim("-lFnodes.txt", "app") == f"[-lFnodes.txt]{WRAP}[app]"
+    assert shim("--bcast", "app", "x") == f"[--bcast]{WRAP}[app][x]"
+    assert shim("--bcast=/tmp/app", "app") == f"[--bcast=/tmp/app]{WRAP}[app]"
+
+
+def _man_srun():
+    try:
+        return subprocess.run(["man", "-P", "cat", "srun"], capture_output=True,
+                              text=True, timeout=60,
+                              env=dict(os.environ, MANWIDTH="200")).stdout
+    except OSError:
+        return ""
+
+
+def test_srun_shim_skips_every_value_man_srun_lists(shim):
+    """Every option `man srun` lists with a mandatory value (`--opt=<v>`,
+    `-o, --opt=<v>`) has its next word skipped, in both spellings; one with
+    an optional value (`--opt[=<v>]`) does not."""
+    page = _man_srun()
+    opts = re.findall(r"^ {7}(?:-([A-Za-z]), +)?--([a-z0-9-]+)(\[?=)", page,
+                      re.M)
+    if len(opts) < 50:
+        pytest.skip("man srun not installed (slurm-client's man page)")
+    for short, name, eq in opts:
+        for opt in [f"--{name}"] + ([f"-{short}"] if short else []):
+            if eq == "=":
+                expected = f"[{opt}][v]{WRAP}[app]"
+            else:
+                expected = f"[{opt}]{WRAP}[v][app]"
+            assert shim(opt, "v", "app") == expected, opt
 
 
 def test_sbatch_array_with_shipped_script(slurm, tmp_path):
