@@ -796,6 +796,20 @@ static int run_in_place(struct run_state *st, int err)
 	return say_unusable(st->opt.command[0], -errno);
 }
 
+/* --strict and no ptrace: the task never runs, and the summary says why. */
+static int refuse_untraced(struct run_state *st, struct launch *l, int err)
+{
+	explain_no_ptrace(err, &st->untraced_reason);
+	warnx_line("%s; not running the task (--strict)",
+		   sb_str(&st->untraced_reason));
+	launch_release(l, LAUNCH_CANCEL);
+	waitpid(l->pid, NULL, 0);
+	st->summary.mode = "not-started";
+	st->summary.untraced_reason = sb_str(&st->untraced_reason);
+	st->summary.iowrap_status = EXIT_IOWRAP_FAILED;
+	return finish(st);
+}
+
 static int start_task(struct run_state *st)
 {
 	struct launch l = { .before_exec = NULL };
@@ -814,15 +828,8 @@ static int start_task(struct run_state *st)
 	/* Nowhere to write a trace: do not slow the task for nothing. */
 	err = trace_has_dir(&st->sink) ? tracer_seize(l.pid, st->opt.level) :
 					 -ENOTDIR;
-	if (err && st->opt.strict) {
-		explain_no_ptrace(err, &st->untraced_reason);
-		warnx_line("%s; not running the task (--strict)",
-			   sb_str(&st->untraced_reason));
-		launch_release(&l, LAUNCH_CANCEL);
-		waitpid(l.pid, NULL, 0);
-		st->summary.iowrap_status = EXIT_IOWRAP_FAILED;
-		return finish(st);
-	}
+	if (err && st->opt.strict)
+		return refuse_untraced(st, &l, err);
 	if (err == -ENOTDIR) {
 		sb_adds(&st->untraced_reason, "no trace directory");
 	} else if (err) {

@@ -1,6 +1,7 @@
 """Signals: forwarding, the task's own death, group-stops and job control,
 and the fallback when ptrace is not allowed."""
 import contextlib
+import json
 import os
 import pty
 import select
@@ -288,7 +289,6 @@ def test_job_control_ctrl_z_and_fg(tmp_path):
         read_until(fd, b"task-2-done")
         os.write(fd, b"echo status=$((0+$?))\n")
         read_until(fd, b"status=0\r\n")
-    import json
     summary = json.loads((tmp_path / "t" / "summary.json").read_text())
     assert summary["exit"]["code"] == 0
     assert summary["tracing"]["complete"] is True
@@ -356,7 +356,6 @@ def test_no_ptrace_runs_the_task_untraced(tmp_path, level):
     assert p.returncode == 4
     assert p.stdout == "task-ran\n"
     assert p.stderr == f"iowrap: {NO_PTRACE_REASON}; running the task untraced\n"
-    import json
     s = json.loads((out / "summary.json").read_text())
     assert s["tracing"]["mode"] == "untraced"
     assert s["tracing"]["untraced_reason"] == NO_PTRACE_REASON
@@ -374,6 +373,11 @@ def test_no_ptrace_strict_is_125_and_the_task_does_not_run(tmp_path):
     assert p.returncode == 125
     assert p.stderr == f"iowrap: {NO_PTRACE_REASON}; not running the task (--strict)\n"
     assert not marker.exists()
+    s = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert (s["tracing"]["mode"], s["tracing"]["untraced_reason"],
+            s["tracing"]["complete"]) == ("not-started", NO_PTRACE_REASON, False)
+    assert s["exit"] == {"code": None, "signal": None, "iowrap_status": 125,
+                         "exec_error": None}
 
 
 @pytest.mark.parametrize("level", LEVELS)
