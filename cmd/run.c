@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "cliopt.h"
 #include "cmdpath.h"
 #include "fdfilter.h"
 #include "filter.h"
@@ -180,6 +181,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char msg[320];
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -189,10 +191,9 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 	o->tracer_threads = 0; /* one per CPU (tracer_run) */
 	for (size_t i = 0; i < ARRAY_SIZE(default_exclude); i++)
 		o->exclude[o->nexclude++] = default_exclude[i];
-	opterr = 0;
 	/* '+': the first non-option is the command; its options are its own. */
-	while ((c = getopt_long(argc, argv, "+:o:fl:hV", longopts, NULL)) !=
-	       -1) {
+	while ((c = cliopt_next(argc, argv, "+:o:fl:hV", longopts, msg,
+				sizeof(msg))) != -1) {
 		switch (c) {
 		case 'o':
 			/* An unset variable, never the working directory:
@@ -296,17 +297,8 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		case 'V':
 			printf("iowrap %s\n", IOWRAP_VERSION);
 			return 0;
-		case ':': {
-			char name[3] = { '-', (char)optopt, '\0' };
-
-			return usage_error("option '%s' needs an argument",
-					   optopt > ' ' && optopt < 127 ?
-						   name :
-						   argv[optind - 1]);
-		}
 		default:
-			return usage_error("unknown option '%s'",
-					   argv[optind - 1]);
+			return usage_error("%s", msg);
 		}
 	}
 	if (!o->wait_orphans && o->level != LEVEL_SUMMARY)

@@ -623,6 +623,50 @@ def test_bad_options(tmp_path, args, message):
     assert not (tmp_path / "ran").exists()
 
 
+UNSET = "an unset or empty variable before"
+
+
+@pytest.mark.parametrize("args,message", [
+    # `-o $UNSET --`: getopt takes "--" as the value; the trace went to ./--
+    (["-o", "--"], f"option '-o' has '--' as its value: {UNSET} '--'?"),
+    (["-fo", "--"], f"option '-o' has '--' as its value: {UNSET} '--'?"),
+    (["--root", "--"],
+     f"option '--root' has '--' as its value: {UNSET} '--'?"),
+    (["--task", "--"],
+     f"option '--task' has '--' as its value: {UNSET} '--'?"),
+    (["--output=--", "--"],
+     f"option '--output' has '--' as its value: {UNSET} '--'?"),
+    (["--level", "--"],
+     f"option '--level' has '--' as its value: {UNSET} '--'?"),
+    # `--root $UNSET --task x --`: the next option would be the value.
+    (["--root", "--task", "x", "--"],
+     f"option '--root' would take '--task' as its value: {UNSET} it? "
+     "(a value starting with '-' is given attached: --root=--task)"),
+    (["-o", "-f", "--"],
+     f"option '-o' would take '-f' as its value: {UNSET} it? "
+     "(a value starting with '-' is given attached: -o-f)"),
+    (["--task", "-x", "--"],
+     f"option '--task' would take '-x' as its value: {UNSET} it? "
+     "(a value starting with '-' is given attached: --task=-x)"),
+])
+def test_a_value_an_unset_variable_gave_is_refused(tmp_path, args, message):
+    proc = run([IOWRAP, *args, "touch", tmp_path / "ran"], env=clean_env(),
+               text=True, cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (
+        125, f"iowrap: {message}; see iowrap --help\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_value_starting_with_dash_attached_is_taken(tmp_path):
+    """Only a value in its own word is suspect: a directory or task name
+    that starts with '-' is given attached."""
+    proc = run([IOWRAP, "--task=-t", "-o-d", "--", "true"], env=clean_env(),
+               text=True, cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    summary = json.loads((tmp_path / "-d" / "summary.json").read_text())
+    assert summary["task"]["name"] == "-t"
+
+
 # --------------------------------------------------------------- Placement
 
 def test_env_root_and_precedence(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IOWRAP, ROOT, run_iowrap
+from conftest import IOWRAP, run_iowrap
 
 
 def test_binary_is_fully_static():
@@ -45,6 +45,13 @@ def test_version_and_help():
     (["--bogus", "--", "true"], "iowrap: unknown option '--bogus'; "
                                 "see iowrap --help\n"),
     (["-o"], "iowrap: option '-o' needs an argument; see iowrap --help\n"),
+    (["-fo"], "iowrap: option '-o' needs an argument; see iowrap --help\n"),
+    (["--level"], "iowrap: option '--level' needs an argument; "
+                  "see iowrap --help\n"),
+    (["-fz", "--", "true"], "iowrap: unknown option '-z'; "
+                            "see iowrap --help\n"),
+    (["--force=1", "--", "true"], "iowrap: option '--force' takes no value; "
+                                  "see iowrap --help\n"),
 ])
 def test_usage_errors_exit_125(tmp_path, args, message):
     p = subprocess.run([str(IOWRAP)] + args, capture_output=True, text=True,
