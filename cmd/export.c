@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "cliopt.h"
 #include "export.h"
 #include "load.h"
 #include "util.h"
@@ -54,13 +55,15 @@ static int parse_export_args(int argc, char **argv, struct export_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = NULL;
+	char msg[320];
 	int c;
 
 	o->output = NULL;
 	o->table = "io";
 	o->chrome = false;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	while ((c = cliopt_next(argc, argv, "+:o:h", longopts, msg,
+				sizeof(msg))) != -1) {
 		if (c == 'F')
 			format = optarg;
 		else if (c == 'T')
@@ -70,7 +73,7 @@ static int parse_export_args(int argc, char **argv, struct export_opts *o)
 		else if (c == 'h')
 			return fputs(export_usage, stdout), 1;
 		else
-			return export_usage_error("bad option");
+			return export_usage_error(msg);
 	}
 	if (!format ||
 	    (strcmp(format, "csv") != 0 && strcmp(format, "chrome") != 0))

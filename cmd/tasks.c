@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "builtin.h"
+#include "cliopt.h"
 #include "display.h"
 #include "json.h"
 #include "nflog.h"
@@ -98,11 +99,12 @@ static int parse_tasks_options(int argc, char **argv, struct tasks_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char msg[320];
 	int c;
 
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+	while ((c = cliopt_next(argc, argv, "+:h", longopts, msg,
+				sizeof(msg))) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			o->json = true;
@@ -116,10 +118,8 @@ static int parse_tasks_options(int argc, char **argv, struct tasks_options *o)
 		case 'h':
 			fputs(tasks_usage, stdout);
 			return TASKS_OK;
-		case ':':
-			return tasks_usage_error("an option needs an argument");
 		default:
-			return tasks_usage_error("unknown option");
+			return tasks_usage_error(msg);
 		}
 	}
 	o->dirs = argv + optind;

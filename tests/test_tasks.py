@@ -407,8 +407,43 @@ def test_missing_dir_and_nothing_found(tmp_path):
     assert proc.returncode == 2 and "no.log: No such file" in proc.stderr
     proc = tasks()
     assert proc.returncode == 2 and "no DIR given" in proc.stderr
-    proc = tasks("--bogus", tmp_path)
-    assert proc.returncode == 2 and "unknown option" in proc.stderr
+
+
+TASKS_HELP = "; see iowrap tasks --help\n"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--bogus", "x"], "unknown option '--bogus'"),
+    (["-x", "d"], "unknown option '-x'"),
+    (["--snakemake-log"], "option '--snakemake-log' needs an argument"),
+    (["--json=1", "d"], "option '--json' takes no value"),
+    (["--nextflow-log", "--", "d"],
+     "option '--nextflow-log' has '--' as its value: an unset or empty "
+     "variable before '--'?"),
+])
+def test_tasks_names_the_bad_option(args, message):
+    proc = tasks(*args)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2, "", f"iowrap: tasks: {message}{TASKS_HELP}")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--bogus", "x"], "unknown option '--bogus'"),
+    (["-o"], "option '-o' needs an argument"),
+    (["--format"], "option '--format' needs an argument"),
+    (["-o", "--format", "csv", "d"],
+     "option '-o' would take '--format' as its value: an unset or empty "
+     "variable before it? (a value starting with '-' is given attached: "
+     "-o--format)"),
+])
+def test_export_names_the_bad_option(tmp_path, args, message):
+    proc = run([IOWRAP, "export", *args], cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.split("\n")[:2] == [
+        f"iowrap: export: {message}",
+        "usage: iowrap export --format csv [--table io|procs|files] "
+        "[-o FILE] TRACE_DIR..."]
+    assert os.listdir(tmp_path) == []
 
 
 def make_trace(dest, **task):
