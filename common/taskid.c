@@ -106,6 +106,12 @@ static void set_field(struct task_identity *t, enum task_field f,
 		     strlen(t->field[f]));
 }
 
+/* A value of a map (wildcards, labels) from that source was cut. */
+static void warn_cut(struct task_identity *t, const char *from)
+{
+	warn(t, from, "a value was cut to %d bytes", TASK_VALUE_MAX);
+}
+
 static void set_field_str(struct task_identity *t, enum task_field f,
 			  const char *value, const char *from)
 {
@@ -305,7 +311,8 @@ static void nextflow_header(struct task_identity *t, const char *workdir)
 	if (!read_err && !parse_err) {
 		set_field(t, TF_NF_NAME, sb_str(&name), name.len,
 			  ".command.run header");
-		nextflow_process_of(sb_str(&name), &process);
+		/* Of the name as kept: one cut is one warning. */
+		nextflow_process_of(t->field[TF_NF_NAME], &process);
 		set_field(t, TF_NF_PROCESS, sb_str(&process), process.len,
 			  "nextflow.name before \" (\"");
 	} else {
@@ -367,7 +374,7 @@ static void apply_snakemake_props(struct task_identity *t,
 		kv_set(&t->sources, "snakemake.wildcards", from);
 	}
 	if (p->cut)
-		warn(t, from, "a value was cut to %d bytes", TASK_VALUE_MAX);
+		warn_cut(t, from);
 	if (p->too_many)
 		warn(t, from, "more than %d wildcards; the rest are ignored",
 		     TASK_MAP_MAX);
@@ -478,6 +485,7 @@ static void snakemake_from_env(struct task_identity *t)
 	const char *rule = getenv("IOWRAP_SNAKEMAKE_RULE");
 	const char *jobid = getenv("IOWRAP_SNAKEMAKE_JOBID");
 	const char *wc = getenv("IOWRAP_SNAKEMAKE_WILDCARDS");
+	bool cut;
 
 	if (rule && *rule && !t->field[TF_SMK_RULE])
 		set_field_str(t, TF_SMK_RULE, rule,
@@ -487,9 +495,11 @@ static void snakemake_from_env(struct task_identity *t)
 			      "env IOWRAP_SNAKEMAKE_JOBID");
 	if (!wc || t->has_wildcards)
 		return;
-	if (snakemake_parse_wildcards(wc, &t->wildcards) < 0)
+	if (snakemake_parse_wildcards(wc, &t->wildcards, &cut) < 0)
 		warn(t, "env IOWRAP_SNAKEMAKE_WILDCARDS",
 		     "not k=v,k2=v2; the pairs after the bad one are ignored");
+	if (cut)
+		warn_cut(t, "env IOWRAP_SNAKEMAKE_WILDCARDS");
 	t->has_wildcards = true;
 	kv_set(&t->sources, "snakemake.wildcards",
 	       "env IOWRAP_SNAKEMAKE_WILDCARDS");
@@ -507,7 +517,7 @@ static void detect_k8s_labels(struct task_identity *t)
 {
 	const char *dir = getenv("IOWRAP_K8S_PODINFO");
 	struct strbuf path, text, why;
-	bool complete;
+	bool complete, cut;
 	int bad, err;
 
 	sb_init(&path, PATH_MAX + 16);
@@ -517,12 +527,14 @@ static void detect_k8s_labels(struct task_identity *t)
 	err = read_head(AT_FDCWD, sb_str(&path), 1 << 20, &text, &complete);
 	if (err == 0) {
 		bad = k8s_parse_labels(text.buf ? text.buf : "", text.len,
-				       &t->k8s_labels, &why);
+				       &t->k8s_labels, &why, &cut);
 		kv_set(&t->sources, "kubernetes.labels", sb_str(&path));
 		if (bad)
 			warn(t, sb_str(&path),
 			     "%d malformed lines skipped (%s)", bad,
 			     sb_str(&why));
+		if (cut)
+			warn_cut(t, sb_str(&path));
 	} else if (err != -ENOENT && dir && *dir) {
 		warn(t, sb_str(&path), "cannot read: %s", strerror(-err));
 	}

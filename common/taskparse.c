@@ -105,14 +105,11 @@ static bool starts_with(const char *line, size_t len, const char *prefix)
 	return len >= n && memcmp(line, prefix, n) == 0;
 }
 
+/* Whole: the caller cuts it to TASK_VALUE_MAX, with the warning. */
 static void set_value(struct strbuf *sb, const char *s, size_t len)
 {
-	bool cut;
-	char *v = task_value_dup(s, len, &cut);
-
 	sb_reset(sb);
-	sb_adds(sb, v);
-	free(v);
+	sb_add(sb, s, len);
 }
 
 /* "'name'" -> "name": Nextflow 24 quotes the name without escaping. */
@@ -313,10 +310,11 @@ void snakemake_props_release(struct snakemake_props *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int snakemake_parse_wildcards(const char *text, struct kv_list *out)
+int snakemake_parse_wildcards(const char *text, struct kv_list *out, bool *cut)
 {
 	const char *p = text;
 
+	*cut = false;
 	while (*p) {
 		size_t n = strcspn(p, ",");
 		const char *eq = memchr(p, '=', n);
@@ -330,6 +328,7 @@ int snakemake_parse_wildcards(const char *text, struct kv_list *out)
 		kv_set(out, k, v);
 		free(k);
 		free(v);
+		*cut |= c1 || c2;
 		p += n;
 		if (*p == ',')
 			p++;
@@ -441,13 +440,15 @@ long go_unquote(const char *s, size_t len, struct strbuf *out)
 	return i < len ? (long)i + 1 : -1;
 }
 
-/* One key="value" line; false if it is malformed. */
-static bool parse_label_line(const char *line, size_t n, struct kv_list *out)
+/* One key="value" line; false if it is malformed.  *cut is set if the
+ * key or the value was cut. */
+static bool parse_label_line(const char *line, size_t n, struct kv_list *out,
+			     bool *cut)
 {
 	const char *eq = memchr(line, '=', n);
 	struct strbuf value;
+	bool c1, c2;
 	long used;
-	bool cut;
 	char *k, *v;
 
 	if (!eq || eq == line)
@@ -458,8 +459,9 @@ static bool parse_label_line(const char *line, size_t n, struct kv_list *out)
 		sb_release(&value);
 		return false;
 	}
-	k = task_value_dup(line, (size_t)(eq - line), &cut);
-	v = task_value_dup(sb_str(&value), value.len, &cut);
+	k = task_value_dup(line, (size_t)(eq - line), &c1);
+	v = task_value_dup(sb_str(&value), value.len, &c2);
+	*cut |= c1 || c2;
 	kv_set(out, k, v);
 	free(k);
 	free(v);
@@ -468,12 +470,13 @@ static bool parse_label_line(const char *line, size_t n, struct kv_list *out)
 }
 
 int k8s_parse_labels(const char *text, size_t len, struct kv_list *out,
-		     struct strbuf *why)
+		     struct strbuf *why, bool *cut)
 {
 	const char *pos = text, *end = text + len, *line;
 	int bad = 0, lineno = 0;
 	size_t n;
 
+	*cut = false;
 	while (next_line(&pos, end, &line, &n)) {
 		lineno++;
 		if (out->n >= TASK_MAP_MAX && n > 0) {
@@ -482,7 +485,7 @@ int k8s_parse_labels(const char *text, size_t len, struct kv_list *out,
 					lineno, TASK_MAP_MAX);
 			continue;
 		}
-		if (n == 0 || parse_label_line(line, n, out))
+		if (n == 0 || parse_label_line(line, n, out, cut))
 			continue;
 		if (!bad++)
 			sb_addf(why, "line %d is not key=\"value\"", lineno);

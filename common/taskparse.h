@@ -4,7 +4,9 @@
  * Nextflow .command.run, a Snakemake job script's "# properties = {json}"
  * line, a Kubernetes downward-API labels file, and trace keys.  They take
  * text that anyone may have written and never trust it: every value they
- * return is bounded (TASK_VALUE_MAX) and every failure is a reason in why.
+ * return is bounded (TASK_VALUE_MAX, or the text's length for the Nextflow
+ * name, which the caller cuts), a cut one is said (*cut), and every failure
+ * is a reason in why.
  */
 #ifndef IOWRAP_TASKPARSE_H
 #define IOWRAP_TASKPARSE_H
@@ -55,7 +57,8 @@ size_t task_key_sanitise(const char *in, char *out, size_t max);
  * inside a "### ---" ... "### ..." block, Nextflow 22-23 wrote
  *   # NEXTFLOW TASK: FASTQC (sample_1)
  * Only the leading comment block is read (up to the first line that is not
- * a comment).  Returns 0 with the name in name, -ENOENT if there is none,
+ * a comment).  Returns 0 with the name in name, whole (the caller cuts it
+ * to TASK_VALUE_MAX and says so), -ENOENT if there is none,
  * -EINVAL if the header holds NUL bytes (a binary file).
  */
 int nextflow_header_name(const char *text, size_t len, struct strbuf *name);
@@ -88,8 +91,9 @@ int snakemake_parse_properties(const char *json, size_t len,
 			       struct snakemake_props *p, struct strbuf *why);
 void snakemake_props_release(struct snakemake_props *p);
 /* "k=v,k2=v2" (IOWRAP_SNAKEMAKE_WILDCARDS); -EINVAL if a pair has no '='
- * or an empty key.  Pairs before the bad one are kept. */
-int snakemake_parse_wildcards(const char *text, struct kv_list *out);
+ * or an empty key.  Pairs before the bad one are kept; *cut says whether a
+ * key or value was cut to TASK_VALUE_MAX. */
+int snakemake_parse_wildcards(const char *text, struct kv_list *out, bool *cut);
 
 /* A Go-quoted string ("..." with \n, \t, \", \\, \xHH, \NNN, \uHHHH,
  * \UHHHHHHHH) at s; appends the bytes to out and returns the length of
@@ -97,8 +101,9 @@ int snakemake_parse_wildcards(const char *text, struct kv_list *out);
 long go_unquote(const char *s, size_t len, struct strbuf *out);
 /* A downward-API labels file: key="value" lines.  Returns the number of
  * malformed lines and of lines past TASK_MAP_MAX labels (skipped); the
- * first one is described in why. */
+ * first one is described in why.  *cut says whether a key or value was cut
+ * to TASK_VALUE_MAX. */
 int k8s_parse_labels(const char *text, size_t len, struct kv_list *out,
-		     struct strbuf *why);
+		     struct strbuf *why, bool *cut);
 
 #endif

@@ -816,6 +816,40 @@ def test_huge_env_values(tmp_path):
     assert proc.stderr.startswith("iowrap: task identity: ")
 
 
+
+@pytest.mark.parametrize("version", ["24", "23"])
+def test_long_nextflow_name_is_cut_with_a_warning(tmp_path, version):
+    """A .command.run header's name over 4096 bytes is cut and said, as an
+    environment value is (it was cut silently)."""
+    name = "FASTQC (" + "s" * 5000 + ")"
+    workdir = nextflow_workdir(tmp_path, version, name=name)
+    proc = run_nextflow_task(workdir)
+    assert proc.returncode == 0, proc
+    task = task_of(workdir / ".iowrap")
+    assert task["nextflow"]["name"] == name[:4096]
+    assert task["nextflow"]["process"] == "FASTQC"
+    assert task["warnings"] == [".command.run header: 5009 bytes, cut to 4096"]
+
+
+def test_long_wildcard_and_label_values_are_cut_with_a_warning(tmp_path):
+    podinfo = tmp_path / "podinfo"
+    podinfo.mkdir()
+    (podinfo / "labels").write_text('a="1"\nl="' + "v" * 5000 + '"\n')
+    env = clean_env(IOWRAP_K8S_PODINFO=str(podinfo),
+                    IOWRAP_SNAKEMAKE_WILDCARDS="a=1,w=" + "x" * 5000)
+    proc = run([IOWRAP, "-o", tmp_path / "t", "--", "true"], env=env,
+               text=True)
+    assert proc.returncode == 0, proc
+    task = task_of(tmp_path / "t")
+    assert task["snakemake"]["wildcards"] == {"a": "1", "w": "x" * 4096}
+    assert task["kubernetes"]["labels"] == {"a": "1", "l": "v" * 4096}
+    assert task["warnings"] == [
+        "env IOWRAP_SNAKEMAKE_WILDCARDS: a value was cut to 4096 bytes",
+        f"{podinfo}/labels: a value was cut to 4096 bytes"]
+    assert proc.stderr == (
+        "iowrap: task identity: env IOWRAP_SNAKEMAKE_WILDCARDS: a value was "
+        "cut to 4096 bytes; 1 more warnings in summary.json task.warnings\n")
+
 def test_non_utf8_and_injected_values(tmp_path):
     injected = 't"\n}, "injected": {"x": 1'
     env = clean_env()

@@ -253,21 +253,32 @@ static void taskid_snakemake_parse_properties(void)
 static void taskid_snakemake_wildcards_env(void)
 {
 	struct kv_list l = { NULL, 0 };
+	char long_pair[TASK_VALUE_MAX + 8] = "w=";
+	bool cut;
 
-	CHECK_INT(snakemake_parse_wildcards("sample=a,n=2,sample=b", &l), 0);
+	CHECK_INT(snakemake_parse_wildcards("sample=a,n=2,sample=b", &l, &cut),
+		  0);
+	CHECK_INT(cut, 0);
 	CHECK_UINT(l.n, 2);
 	CHECK_STR(l.items[0].key, "sample");
 	CHECK_STR(l.items[0].value, "b");
 	CHECK_STR(l.items[1].value, "2");
 	kv_release(&l);
-	CHECK_INT(snakemake_parse_wildcards("a=1,bad,c=3", &l), -EINVAL);
+	CHECK_INT(snakemake_parse_wildcards("a=1,bad,c=3", &l, &cut), -EINVAL);
 	CHECK_UINT(l.n, 1);
 	kv_release(&l);
-	CHECK_INT(snakemake_parse_wildcards("=x", &l), -EINVAL);
-	CHECK_INT(snakemake_parse_wildcards("", &l), 0);
+	CHECK_INT(snakemake_parse_wildcards("=x", &l, &cut), -EINVAL);
+	CHECK_INT(snakemake_parse_wildcards("", &l, &cut), 0);
 	CHECK_UINT(l.n, 0);
-	CHECK_INT(snakemake_parse_wildcards("e=", &l), 0);
+	CHECK_INT(snakemake_parse_wildcards("e=", &l, &cut), 0);
 	CHECK_STR(kv_get(&l, "e"), "");
+	CHECK_INT(cut, 0);
+	kv_release(&l);
+	/* One byte over: cut, and said. */
+	memset(long_pair + 2, 'x', TASK_VALUE_MAX + 1);
+	CHECK_INT(snakemake_parse_wildcards(long_pair, &l, &cut), 0);
+	CHECK_INT(cut, 1);
+	CHECK_UINT(strlen(kv_get(&l, "w")), TASK_VALUE_MAX);
 	kv_release(&l);
 }
 
@@ -310,9 +321,11 @@ static void taskid_k8s_labels(void)
 				   "last=\"no newline\"";
 	struct kv_list l = { NULL, 0 };
 	struct strbuf why;
+	bool cut;
 
 	sb_init(&why, 0);
-	CHECK_INT(k8s_parse_labels(text, strlen(text), &l, &why), 2);
+	CHECK_INT(k8s_parse_labels(text, strlen(text), &l, &why, &cut), 2);
+	CHECK_INT(cut, 0);
 	CHECK_STR(sb_str(&why), "line 3 is not key=\"value\"");
 	CHECK_UINT(l.n, 4);
 	CHECK_STR(kv_get(&l, "app"), "nextflow");
