@@ -421,8 +421,17 @@ static void run_untraced(struct run_state *st, struct launch *l)
 	}
 	set_main_exit(&st->summary, status);
 	rusage_totals(&st->summary.totals, &ru);
-	st->summary.totals.processes = 1;
 	st->summary.totals_source = "rusage";
+}
+
+/* Untraced, the main process is all that is known of the tree: it ran,
+ * and it ran COMMAND unless its exec failed; its children are not seen. */
+static void count_main_process(struct tree_totals *t, bool exec_failed)
+{
+	t->processes = 1;
+	t->processes_max_concurrent = 1;
+	t->threads = 1;
+	t->execs = exec_failed ? 0 : 1;
 }
 
 static void run_traced(struct run_state *st, struct launch *l)
@@ -805,6 +814,7 @@ static int refuse_untraced(struct run_state *st, struct launch *l, int err)
 static int start_task(struct run_state *st)
 {
 	struct launch l = { .before_exec = NULL };
+	bool untraced;
 	int err, note;
 
 	build_filter(st);
@@ -829,7 +839,8 @@ static int start_task(struct run_state *st)
 		warnx_line("%s; running the task untraced",
 			   sb_str(&st->untraced_reason));
 	}
-	if (err) {
+	untraced = err != 0;
+	if (untraced) {
 		st->summary.mode = "untraced";
 		st->summary.untraced_reason = sb_str(&st->untraced_reason);
 		run_untraced(st, &l);
@@ -840,6 +851,8 @@ static int start_task(struct run_state *st)
 	note_filter(st, note);
 	if (err)
 		st->summary.exec_error = strerror(err);
+	if (untraced)
+		count_main_process(&st->summary.totals, err != 0);
 	return finish(st);
 }
 

@@ -362,6 +362,13 @@ def test_no_ptrace_runs_the_task_untraced(tmp_path, level):
     assert s["tracing"]["complete"] is False
     assert s["totals"]["source"] == "rusage"
     assert s["exit"]["code"] == 4
+    # The main process, the one known to have run (processes was 1 and
+    # processes_max_concurrent, threads, execs 0).
+    assert {k: s["totals"][k] for k in (
+        "processes", "processes_max_concurrent", "threads", "execs",
+        "rchar_bytes", "peak_vm_kib", "peak_rss_pid")} == {
+        "processes": 1, "processes_max_concurrent": 1, "threads": 1,
+        "execs": 1, "rchar_bytes": 0, "peak_vm_kib": 0, "peak_rss_pid": None}
 
 
 def test_no_ptrace_strict_is_125_and_the_task_does_not_run(tmp_path):
