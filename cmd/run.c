@@ -664,9 +664,12 @@ static int finish(struct run_state *st)
 }
 
 /* The command cannot be run: say so in the summary too. */
-/* Says why COMMAND cannot run; returns the exit status that means it. */
-static int say_unusable(const char *name, int err)
+/* Says why COMMAND (found at path, if it was) cannot run; returns the exit
+ * status that means it. */
+static int say_unusable(const char *name, const char *path, int err)
 {
+	if (err == -ENOENT && path && launch_say_bad_interpreter(path))
+		return EXIT_NOT_FOUND;
 	if (err == -ENOENT && !strchr(name, '/'))
 		warnx_line(
 			"%s: command not found on PATH; check its name or give its full path",
@@ -679,7 +682,7 @@ static int say_unusable(const char *name, int err)
 
 static int command_unusable(struct run_state *st, const char *name, int err)
 {
-	int status = say_unusable(name, err);
+	int status = say_unusable(name, NULL, err);
 
 	st->summary.exec_error = strerror(-err);
 	st->summary.mode = "not-started";
@@ -794,7 +797,7 @@ static int run_in_place(struct run_state *st, int err)
 	launch_exec(sb_str(&st->cmdpath), st->opt.command);
 	/* The summary, published, says untraced: the exec failing now,
 	 * after the command was found runnable, is left to stderr. */
-	return say_unusable(st->opt.command[0], -errno);
+	return say_unusable(st->opt.command[0], sb_str(&st->cmdpath), -errno);
 }
 
 /* --strict and no ptrace: the task never runs, and the summary says why. */
@@ -869,9 +872,10 @@ static int run_nested(struct run_state *st)
 
 	if (!err) {
 		execv(sb_str(&st->cmdpath), st->opt.command);
-		err = -errno;
+		return say_unusable(st->opt.command[0], sb_str(&st->cmdpath),
+				    -errno);
 	}
-	return say_unusable(st->opt.command[0], err);
+	return say_unusable(st->opt.command[0], NULL, err);
 }
 
 int cmd_run(int argc, char **argv)

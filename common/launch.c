@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,11 +15,53 @@
 #include "signals.h"
 #include "util.h"
 
+/* The interpreter of a "#!" line, as the kernel reads it: the first word
+ * of the line's first 255 bytes after "#!" and blanks. */
+static bool script_interpreter(const char *path, char *interp, size_t size)
+{
+	char head[256];
+	ssize_t n;
+	size_t start = 2, len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n < 3 || head[0] != '#' || head[1] != '!')
+		return false;
+	head[n] = '\0';
+	start += strspn(head + start, " \t");
+	len = strcspn(head + start, " \t\n");
+	if (!len)
+		return false;
+	snprintf(interp, size, "%.*s", (int)len, head + start);
+	/* The line goes to a terminal: no escape sequences. */
+	for (char *p = interp; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return true;
+}
+
+bool launch_say_bad_interpreter(const char *path)
+{
+	char interp[256];
+
+	if (!script_interpreter(path, interp, sizeof(interp)))
+		return false;
+	warnx_line(
+		"cannot execute %s: bad interpreter %s (its #! line): No such file or directory; fix the script's first line or install %s",
+		path, interp, interp);
+	return true;
+}
+
 static void report_exec_error(struct launch_notes *notes, const char *path,
 			      int err)
 {
 	notes->exec_error = err;
-	warnx_line("cannot execute %s: %s", path, strerror(err));
+	/* ENOENT for a file that is there: what its #! line names is not. */
+	if (err != ENOENT || !launch_say_bad_interpreter(path))
+		warnx_line("cannot execute %s: %s", path, strerror(err));
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
 }
 

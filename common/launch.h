@@ -43,6 +43,9 @@ struct launch {
 /* execv(3) as execvp(3) does it: a file without a #! line runs with the
  * shell.  Returns only if that failed, with errno the execv's. */
 void launch_exec(const char *path, char *const argv[]);
+/* After its exec failed with ENOENT: if path is a script, says that the
+ * interpreter its #! line names is missing, and returns true. */
+bool launch_say_bad_interpreter(const char *path);
 /* Forks the waiting child (before_exec set, or NULL); 0 or -errno. */
 int launch_prepare(struct launch *l, const char *path, char *const argv[]);
 /* LAUNCH_CANCEL also drops the notes: launch_exec_error is not called. */

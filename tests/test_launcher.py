@@ -105,6 +105,31 @@ def test_command_not_executable_is_126(iowrap, tmp_path):
                         "and its permissions\n")
 
 
+def test_missing_interpreter_is_said(iowrap, tmp_path):
+    """A script whose #! interpreter is missing fails its exec with ENOENT,
+    though the script is there: say what is missing (was "cannot execute
+    ./badint.sh: No such file or directory")."""
+    script = tmp_path / "badint.sh"
+    script.write_text("#!  /nonexistent/interp -x\necho ran\n")
+    script.chmod(0o755)
+    bad = ("bad interpreter /nonexistent/interp (its #! line): No such file "
+           "or directory; fix the script's first line or install "
+           "/nonexistent/interp\n")
+    t = iowrap("./badint.sh", cwd=tmp_path)
+    assert (t.returncode, t.stdout) == (127, "")
+    assert t.stderr == f"iowrap: cannot execute ./badint.sh: {bad}"
+    assert t.summary["exit"]["exec_error"] == "No such file or directory"
+    # Found on PATH: named by the path it was found at.
+    env = dict(os.environ, PATH=f"{tmp_path}:/usr/bin:/bin")
+    t = iowrap("badint.sh", env=env)
+    assert t.returncode == 127
+    assert t.stderr == f"iowrap: cannot execute {script}: {bad}"
+    # Nested under another iowrap, which runs it itself.
+    t = iowrap("sh", "-c", f"{IOWRAP} -- ./badint.sh", cwd=tmp_path)
+    assert t.returncode == 127
+    assert t.stderr == f"iowrap: cannot execute ./badint.sh: {bad}"
+
+
 def test_path_lookup_like_execvp(iowrap, tmp_path):
     bindir = tmp_path / "bin"
     bindir.mkdir()
