@@ -64,6 +64,12 @@ static void cliopt_error(int c, char **argv, const struct option *longopts,
 		snprintf(msg, size, "unknown option '%s'", name);
 }
 
+/* "-x", "--x": not "-" (stdin, by custom) nor "-1" (a number). */
+static bool looks_like_option(const char *s)
+{
+	return s[0] == '-' && s[1] && !(s[1] >= '0' && s[1] <= '9');
+}
+
 static bool value_suspect(int c, char **argv, char *msg, size_t size)
 {
 	bool own_word = optarg == argv[optind - 1];
@@ -71,7 +77,7 @@ static bool value_suspect(int c, char **argv, char *msg, size_t size)
 	char name[128];
 
 	if (strcmp(optarg, "--") != 0 &&
-	    !(own_word && optarg[0] == '-' && optarg[1]))
+	    !(own_word && looks_like_option(optarg)))
 		return false;
 	if (is_long(word))
 		long_name(word, name, sizeof(name));

@@ -13,8 +13,9 @@
 /*
  * getopt_long(argc, argv, optstring, longopts) (optstring "+:..." or ":..."),
  * refusing also a value an unset variable would have given: "--"
- * (`-o $DIR --`), or, in its own word, the next option (`--root $DIR --task
- * x`; such a value is given attached: --root=-x, -o-x).  Returns the option,
+ * (`-o $DIR --`), or, in its own word, what looks like the next option
+ * (`--root $DIR --task x`; such a value is given attached: --root=-x,
+ * -o-x; "-" and negative numbers are taken).  Returns the option,
  * -1 at the end, or '?' with msg naming the option as the user wrote it:
  * "unknown option '--bogus'", "option '-o' needs an argument"...
  */
