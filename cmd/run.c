@@ -852,6 +852,7 @@ static int start_task(struct run_state *st)
 	}
 	err = launch_exec_error(&l, &note);
 	note_filter(st, note);
+	launch_say_exec_error(sb_str(&st->cmdpath), err);
 	if (err)
 		st->summary.exec_error = strerror(err);
 	if (untraced)

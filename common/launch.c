@@ -55,12 +55,22 @@ bool launch_say_bad_interpreter(const char *path)
 	return true;
 }
 
+void launch_say_exec_error(const char *path, int err)
+{
+	if (err == ENOENT && launch_say_bad_interpreter(path))
+		return;
+	if (err == ENOENT)
+		warnx_line("cannot execute %s: %s", path, strerror(err));
+}
+
 static void report_exec_error(struct launch_notes *notes, const char *path,
 			      int err)
 {
 	notes->exec_error = err;
-	/* ENOENT for a file that is there: what its #! line names is not. */
-	if (err != ENOENT || !launch_say_bad_interpreter(path))
+	/* ENOENT for a file that is there: what its #! line names may not
+	 * be.  iowrap reads that line, not this traced process, whose open
+	 * would be a row of the task's trace (launch_say_exec_error). */
+	if (err != ENOENT)
 		warnx_line("cannot execute %s: %s", path, strerror(err));
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
 }

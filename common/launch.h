@@ -46,6 +46,9 @@ void launch_exec(const char *path, char *const argv[]);
 /* After its exec failed with ENOENT: if path is a script, says that the
  * interpreter its #! line names is missing, and returns true. */
 bool launch_say_bad_interpreter(const char *path);
+/* What a launched child's failed exec left unsaid: ENOENT, which may be
+ * a missing #! interpreter (the child says the others itself). */
+void launch_say_exec_error(const char *path, int err);
 /* Forks the waiting child (before_exec set, or NULL); 0 or -errno. */
 int launch_prepare(struct launch *l, const char *path, char *const argv[]);
 /* LAUNCH_CANCEL also drops the notes: launch_exec_error is not called. */

@@ -115,10 +115,15 @@ def test_missing_interpreter_is_said(iowrap, tmp_path):
     bad = ("bad interpreter /nonexistent/interp (its #! line): No such file "
            "or directory; fix the script's first line or install "
            "/nonexistent/interp\n")
-    t = iowrap("./badint.sh", cwd=tmp_path)
+    t = iowrap("--level", "full", "--", "./badint.sh", cwd=tmp_path)
     assert (t.returncode, t.stdout) == (127, "")
     assert t.stderr == f"iowrap: cannot execute ./badint.sh: {bad}"
     assert t.summary["exit"]["exec_error"] == "No such file or directory"
+    # iowrap reads the #! line, not the task: its trace has the failed
+    # exec alone.
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    assert [(r["type"], r["result"], r["path"]) for r in rows] == [
+        ("X", "-2", str(script))]
     # Found on PATH: named by the path it was found at.
     env = dict(os.environ, PATH=f"{tmp_path}:/usr/bin:/bin")
     t = iowrap("badint.sh", env=env)
