@@ -35,7 +35,8 @@ HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HELPERS    := $(patsubst tests/helpers/%.c,build/helpers/%,$(HELPER_SRC)) \
               build/helpers/fileops32 build/helpers/nosuchsyscall32 \
               build/helpers/copyfile-static build/helpers/fdops32 \
-              build/helpers/fdops-musl build/helpers/randio32
+              build/helpers/fdops-musl build/helpers/randio32 \
+              build/helpers/intrcall32
 DEPS_STAMP := $(DEPS)/.built
 
 .PHONY: all deps packages check test unit lint demo bench sanitize clean \

@@ -297,6 +297,8 @@ void process_exec(struct proc_table *pt, struct tracee *t, pid_t former_tid)
 			/* Its execve exit stop comes on the leader's tid. */
 			free(t->call.entry_path);
 			t->call = former->call;
+			t->intr_code = 0; /* the leader's, dead */
+			t->intr_stepping = false;
 			former->call.entry_path = NULL; /* t's now */
 			fdtable_put(t->fds);
 			t->fds = former->fds; /* the table the exec keeps */

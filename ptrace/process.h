@@ -98,12 +98,10 @@ struct tracee {
 	 * makes with CLONE_FILES shares; NULL: its process's. */
 	struct fdtable *fds;
 	int64_t start_us, end_us; /* first seen; its exit stop (0: none) */
-	/* A traced call a signal interrupted, whose fate the signal's
-	 * handler decides (tracer.c's interrupted calls): its row waits
-	 * for the handler's frame, which says -EINTR or a restart. */
-	bool intr_pending;
+	/* A traced call a signal interrupted, whose fate the kernel decides
+	 * later (tracer.c's interrupted calls): its row waits. */
+	int16_t intr_code; /* 512 (ERESTARTSYS) ... 516; 0: none */
 	bool intr_stepping; /* resumed with PTRACE_SINGLESTEP into it */
-	uint64_t intr_caught; /* the signals with a handler then */
 };
 
 struct child_io {

@@ -228,6 +228,7 @@ static void finish_process(struct tracer *tr, struct process *p, int status)
 }
 
 static void release_orphaned(struct tracer *tr, pid_t pid, pid_t ppid);
+static void write_interrupted(struct tracer *tr, struct tracee *t);
 
 static void handle_death(struct tracer *tr, pid_t tid, int status)
 {
@@ -246,6 +247,8 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 		return;
 	if (t->held)
 		self->held--;
+	if (t->intr_code)
+		write_interrupted(tr, t); /* interrupted, then killed */
 	end_call(tr, t);
 	p = tracee_drop(&tr->table, t);
 	/* The leader is reported last, once every thread is gone. */
@@ -974,94 +977,127 @@ static void fail_as_untraced(struct tracer *tr, struct tracee *t)
  * kernel restarts the call (no handler runs, -ERESTARTNOINTR, or a
  * handler with SA_RESTART and -ERESTARTSYS), and its row comes from the
  * new entry; or fails it with EINTR (a handler without SA_RESTART, or a
- * handler and -ERESTARTNOHAND), and its row has -EINTR.  The handlers
- * are in /proc's SigCgt, not their flags: for -ERESTARTSYS the thread
- * is stepped into its handler (PTRACE_SINGLESTEP from the signal-
- * delivery-stop stops it right after the kernel has written the
- * handler's frame), where the saved rax says which.
+ * handler and -ERESTARTNOHAND), and its row has -EINTR.  The kernel
+ * decides as it delivers a signal, after the exit stop, so the row
+ * waits for the stops that follow: the call's new entry (restarted), a
+ * signal-delivery-stop of a signal with a handler (SigCgt, read then:
+ * the handler may have changed), or the thread's end (killed asleep:
+ * -EINTR, as finish_killed_call has it).  /proc does not show
+ * SA_RESTART: for -ERESTARTSYS the thread goes one step into its
+ * handler (PTRACE_SINGLESTEP from the signal-delivery-stop stops it
+ * right after the kernel has written the handler's frame), whose saved
+ * rax says which.
  */
 #define ERESTARTSYS_CODE 512
 #define ERESTARTNOINTR_CODE 513
+/* i386's struct sigcontext_32: eax after 4 segment registers (2 + 2
+ * bytes each) and 7 general ones; in struct ucontext_ia32 after
+ * uc_flags, uc_link and a 12-byte uc_stack; in struct sigframe_ia32
+ * after pretcode and sig (arch/x86/include/asm/sigframe.h). */
+#define I386_SC_EAX (16 + 7 * 4)
+#define I386_UC_EAX (20 + I386_SC_EAX)
+#define I386_FRAME_EAX (8 + I386_SC_EAX)
 
-enum intr_fate { INTR_RESTARTS, INTR_FAILS, INTR_HANDLER_DECIDES };
-
-static enum intr_fate interrupted_fate(struct tracer *tr, struct tracee *t,
-				       int64_t code)
-{
-	pid_t pid = t->proc->rec.pid;
-	struct proc_status st;
-	uint64_t caught;
-
-	if (read_task_status(tr->table.procfd, pid, t->tid == pid ? 0 : t->tid,
-			     &st) < 0)
-		return INTR_RESTARTS;
-	caught = st.sig_pending & ~st.sig_blocked & st.sig_caught;
-	if (!caught || code == -ERESTARTNOINTR_CODE)
-		return INTR_RESTARTS;
-	if (code != -ERESTARTSYS_CODE)
-		return INTR_FAILS;
-	/* The x86_64 frame's layout only; elsewhere taken for SA_RESTART,
-	 * the usual handler's (signal(3), bash's, most runtimes'). */
-	if (t->call.arch != AUDIT_ARCH_X86_64 || t->call.x32)
-		return INTR_RESTARTS;
-	t->intr_caught = st.sig_caught;
-	return INTR_HANDLER_DECIDES;
-}
-
-/* The exit stop of an interrupted call; returns a tracee to resume. */
-static struct tracee *on_interrupted(struct tracer *tr, struct tracee *t,
-				     struct ptrace_syscall_info *si)
-{
-	switch (interrupted_fate(tr, t, si->exit.rval)) {
-	case INTR_FAILS:
-		si->exit.rval = -EINTR;
-		return iotrace_exit(&tr->io, t, si);
-	case INTR_HANDLER_DECIDES:
-		t->intr_pending = true;
-		break;
-	case INTR_RESTARTS:
-		break;
-	}
-	return iotrace_call_over(&tr->io, t);
-}
-
-/* The signal-delivery-stop of a thread whose interrupted call waits:
- * into the handler by one step, if sig has one. */
-static void interrupted_by(struct tracee *t, int sig)
-{
-	t->intr_stepping = sig > 0 && sig <= 64 &&
-			   (t->intr_caught & (UINT64_C(1) << (sig - 1)));
-}
-
-/* The waiting row is not to be written: the call restarted, or the
- * thread went elsewhere. */
-static void forget_interrupted(struct tracee *t)
-{
-	t->intr_pending = false;
-	t->intr_stepping = false;
-}
-
-/* Stopped after one step into a handler: its frame's saved rax is
- * -EINTR, or the call's number for a restart. */
-static void at_handler(struct tracer *tr, struct tracee *t)
+static void write_interrupted(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si = { .op = PTRACE_SYSCALL_INFO_EXIT };
-	struct user_regs_struct regs;
-	uint64_t saved_rax = 0;
+	struct tracee *next;
 
-	forget_interrupted(t);
-	/* rdx is the frame's ucontext, whatever the handler's kind. */
-	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0 ||
-	    tracee_read(t->tid, TRACEE_ANY_PAGE,
-			regs.rdx + offsetof(ucontext_t,
-					    uc_mcontext.gregs[REG_RAX]),
-			&saved_rax, sizeof(saved_rax)) < 0 ||
-	    saved_rax != (uint64_t)-EINTR)
-		return;
+	t->intr_code = 0;
+	t->intr_stepping = false;
 	si.arch = t->call.arch;
 	si.exit.rval = -EINTR;
 	si.exit.is_error = 1;
-	iotrace_exit(&tr->io, t, &si);
+	next = iotrace_exit(&tr->io, t, &si);
+	if (next)
+		resume(next, 0);
+}
+
+/* The waiting row is not to be written: the call restarted. */
+static void forget_interrupted(struct tracee *t)
+{
+	t->intr_code = 0;
+	t->intr_stepping = false;
+}
+
+/* The exit stop of an interrupted call; returns a tracee to resume. */
+static struct tracee *on_interrupted(struct tracee *t, int64_t code)
+{
+	if (code != -ERESTARTNOINTR_CODE)
+		t->intr_code = (int16_t)-code;
+	return iotrace_call_over(&self->tr->io, t);
+}
+
+static bool has_handler(struct tracer *tr, struct tracee *t, int sig)
+{
+	pid_t pid = t->proc->rec.pid;
+	struct proc_status st;
+
+	return sig > 0 && sig <= 64 &&
+	       read_task_status(tr->table.procfd, pid,
+				t->tid == pid ? 0 : t->tid, &st) == 0 &&
+	       (st.sig_caught & (UINT64_C(1) << (sig - 1)));
+}
+
+/* The signal-delivery-stop of a thread whose interrupted call waits. */
+static void interrupted_by(struct tracer *tr, struct tracee *t, int sig)
+{
+	if (!has_handler(tr, t, sig))
+		return; /* no handler: on to the next signal, or a restart */
+	if (t->intr_code != ERESTARTSYS_CODE)
+		write_interrupted(tr, t);
+	else if (t->call.x32) /* its frame's layout: taken for SA_RESTART */
+		forget_interrupted(t);
+	else
+		t->intr_stepping = true;
+}
+
+/* The saved eax or rax of the frame a handler was entered with: x86_64's
+ * ucontext is at rdx; i386's at ecx for an SA_SIGINFO handler, else its
+ * sigcontext right after the return address and the signal number. */
+static int saved_result(const struct tracee *t, uint64_t *saved)
+{
+	struct user_regs_struct regs;
+	uint32_t eax;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
+		return -errno;
+	if (t->call.arch == AUDIT_ARCH_X86_64)
+		return tracee_read(t->tid, TRACEE_ANY_PAGE,
+				   regs.rdx +
+					   offsetof(ucontext_t,
+						    uc_mcontext.gregs[REG_RAX]),
+				   saved, sizeof(*saved));
+	if (tracee_read(t->tid, TRACEE_ANY_PAGE,
+			regs.rcx ? regs.rcx + I386_UC_EAX :
+				   regs.rsp + I386_FRAME_EAX,
+			&eax, sizeof(eax)) < 0)
+		return -EFAULT;
+	*saved = (uint64_t)(int64_t)(int32_t)eax;
+	return 0;
+}
+
+/* Stopped one step into a handler: its frame's saved result is -EINTR,
+ * or the call's number for a restart. */
+static void at_handler(struct tracer *tr, struct tracee *t)
+{
+	uint64_t saved = 0;
+
+	if (saved_result(t, &saved) == 0 && saved == (uint64_t)-EINTR)
+		write_interrupted(tr, t);
+	else
+		forget_interrupted(t);
+}
+
+/* The trap of our step into a handler: ptrace_notify()'s, whose si_code
+ * is SIGTRAP, never a task's own SIGTRAP. */
+static bool is_step_trap(const struct tracee *t, int sig)
+{
+	siginfo_t si;
+
+	return t->intr_stepping && sig == SIGTRAP &&
+	       ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 &&
+	       si.si_code == SIGTRAP;
 }
 
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
@@ -1116,7 +1152,7 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 	exit_known = t->call.active && tracee_syscall_info(t->tid, &si) &&
 		     si.op == PTRACE_SYSCALL_INFO_EXIT;
 	if (exit_known && is_restart_code(si.exit.rval)) {
-		next = on_interrupted(tr, t, &si);
+		next = on_interrupted(t, si.exit.rval);
 	} else if (exit_known) {
 		next = iotrace_exit(&tr->io, t, &si);
 		decoded = true;
@@ -1277,6 +1313,8 @@ static void handle_exit_stop(struct tracer *tr, struct tracee *t)
 {
 	bool last;
 
+	if (t->intr_code)
+		write_interrupted(tr, t); /* killed asleep, as below */
 	finish_killed_call(tr, t);
 	last = process_exit_stop(&tr->table, t);
 
@@ -1367,14 +1405,14 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		handle_event_stop(tr, t, sig);
 		return;
 	}
-	if (t->intr_stepping && sig == SIGTRAP) {
-		at_handler(tr, t); /* our step's trap, not the task's */
+	if (is_step_trap(t, sig)) {
+		at_handler(tr, t);
 		resume(t, 0);
 		return;
 	}
 	/* A signal-delivery-stop: deliver the signal as it was meant. */
-	if (t->intr_pending)
-		interrupted_by(t, sig);
+	if (t->intr_code)
+		interrupted_by(tr, t, sig);
 	if (sig == SIGSTOP)
 		t->proc->stopped_by_task = sent_by_task(tr, t);
 	resume(t, sig);

@@ -9,6 +9,9 @@
  *              open each time; it fails never
  *   eintr      the handler has no SA_RESTART: the open fails 3 times
  *   nohandler  SIGURG, ignored by default, no handler: restarted
+ *   stopcont   SIGSTOP, then SIGCONT, whose handler has no SA_RESTART:
+ *              the stop restarts nothing, SIGCONT's handler fails the
+ *              open 3 times (the handler came after the exit stop)
  *
  * The child sends each signal while the open sleeps (/proc/PPID/syscall
  * names it and /proc/PPID/stat says S), and the next one only once the
@@ -48,6 +51,32 @@ static int read_small(const char *path, char *buf, size_t size)
 	return fclose(f) == 0 && n > 0 ? 0 : -1;
 }
 
+/* Whether pid is stopped (T, or t under a tracer). */
+static bool stopped(pid_t pid)
+{
+	char path[64], buf[4096], *state;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return read_small(path, buf, sizeof(buf)) == 0 &&
+	       (state = strrchr(buf, ')')) && state[1] == ' ' &&
+	       (state[2] == 'T' || state[2] == 't');
+}
+
+/* sig, or SIGSTOP and, once stopped, SIGCONT. */
+static void interrupt(pid_t pid, int sig)
+{
+	const struct timespec nap = { .tv_nsec = 1000000 };
+
+	if (sig != SIGCONT) {
+		kill(pid, sig);
+		return;
+	}
+	kill(pid, SIGSTOP);
+	for (int i = 0; i < 10000 && !stopped(pid); i++)
+		nanosleep(&nap, NULL);
+	kill(pid, SIGCONT);
+}
+
 /* Whether pid sleeps in openat with sig not pending for it. */
 static bool asleep_in_open(pid_t pid, int sig)
 {
@@ -81,7 +110,7 @@ static void interrupter(pid_t parent, int sig)
 	/* 20 s at most: else this test is broken. */
 	for (; sent < SIGNALS && tries < 20000; tries++) {
 		if (asleep_in_open(parent, sig)) {
-			kill(parent, sig);
+			interrupt(parent, sig);
 			sent++;
 		}
 		nanosleep(&nap, NULL);
@@ -104,9 +133,11 @@ int main(int argc, char **argv)
 		sa.sa_flags = SA_RESTART;
 	else if (strcmp(argv[1], "nohandler") == 0)
 		sig = SIGURG;
+	else if (strcmp(argv[1], "stopcont") == 0)
+		sig = SIGCONT;
 	else if (strcmp(argv[1], "eintr") != 0)
 		goto usage;
-	if (sig == SIGALRM && sigaction(sig, &sa, NULL) < 0)
+	if (sig != SIGURG && sigaction(sig, &sa, NULL) < 0)
 		return 2;
 	unlink("ff");
 	if (mkfifo("ff", 0600) < 0)
@@ -123,6 +154,6 @@ int main(int argc, char **argv)
 	printf("eintr %d\n", eintr);
 	return 0;
 usage:
-	fprintf(stderr, "usage: intrcall restart|eintr|nohandler\n");
+	fprintf(stderr, "usage: intrcall restart|eintr|nohandler|stopcont\n");
 	return 64;
 }
