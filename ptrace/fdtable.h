@@ -30,6 +30,9 @@ struct ofd {
 	/* the view of the files path names it in (files.h's serial): a
 	 * dirfd used in another (a chroot since) is named again */
 	uint64_t path_view;
+	/* An O_TMPFILE file still without a name at an exec's entry: freed
+	 * if that exec succeeds and closes its last descriptor. */
+	bool unnamed_at_exec;
 };
 
 struct fd_slot {

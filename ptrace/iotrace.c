@@ -1244,13 +1244,37 @@ static void closed_silently(struct iotrace *io, struct tracee *t, int fd)
 		file_closed(&io->files, o->inode_id, size);
 }
 
+/* At an exec's entry: the sizes its close-on-exec descriptors close at
+ * if it succeeds, and which are O_TMPFILE files still without a name. */
 static void close_on_exec(struct iotrace *io, struct tracee *t)
 {
 	const struct fdtable *fds = caller_fds(t);
+	struct stat st;
 
-	for (int fd = 0; fd < fds->size; fd++)
-		if (fds->slot[fd].ofd && fds->slot[fd].cloexec)
-			closed_silently(io, t, fd);
+	for (int fd = 0; fd < fds->size; fd++) {
+		struct ofd *o = fds->slot[fd].ofd;
+
+		if (!o || !fds->slot[fd].cloexec || !o->traced || !o->inode_id)
+			continue;
+		if (fd_stat(io, fd_view(t), fd, &st, NULL) < 0)
+			continue;
+		file_closed(&io->files, o->inode_id, st.st_size);
+		o->unnamed_at_exec = st.st_nlink == 0 &&
+				     (o->flags & O_TMPFILE) == O_TMPFILE;
+	}
+}
+
+/* A successful exec closed its close-on-exec descriptors: an O_TMPFILE
+ * file without a name whose last one it was is gone (closing_size). */
+static void free_closed_tmpfiles(struct iotrace *io, const struct fdtable *fds)
+{
+	for (int fd = 0; fd < fds->size; fd++) {
+		const struct ofd *o = fds->slot[fd].ofd;
+
+		if (o && fds->slot[fd].cloexec && o->unnamed_at_exec &&
+		    o->refs == 1)
+			file_freed(&io->files, o->inode_id);
+	}
 }
 
 static void dup_to(struct iotrace *io, struct tracee *t, int oldfd, int newfd,
@@ -2086,8 +2110,12 @@ static void on_exec(struct iotrace *io, struct tracee *t, int64_t ret)
 		emit_path_op(io, t, 'X', t->call.entry_path, ret, 0);
 	free(t->call.entry_path);
 	t->call.entry_path = NULL;
-	if (ret == 0)
-		fdtable_exec(exec_fds(t)); /* sizes taken at entry */
+	if (ret == 0) {
+		struct fdtable *fds = exec_fds(t);
+
+		free_closed_tmpfiles(io, fds);
+		fdtable_exec(fds); /* sizes taken at entry */
+	}
 }
 
 /* unshare(): CLONE_NEWNS unshares the cwd as CLONE_FS does (and the

@@ -742,13 +742,39 @@ for i in range(50):
 """
 
 
-def test_a_tmpfile_never_linked_is_not_the_next_file(tmp_path):
+# The same, the O_TMPFILE file closed by an exec (O_CLOEXEC): a child
+# execs sh, which makes d/newI; it says the gone file's number first.
+TMPFILE_THEN_EXEC = """import os
+for i in range(50):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        f = os.open('d', os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+        os.write(f, b'x' * 99)
+        os.write(w, b'%d' % os.fstat(f).st_ino)
+        os.execv('/bin/sh', ['sh', '-c', 'printf %%033d 0 > d/new%d' % i])
+    os.close(w)
+    gone = int(os.read(r, 64))
+    os.close(r)
+    os.waitpid(pid, 0)
+    if os.stat('d/new%d' % i).st_ino == gone:
+        print(i, gone)
+        break
+"""
+
+
+@pytest.mark.parametrize("script", ["close", "exec"])
+def test_a_tmpfile_never_linked_is_not_the_next_file(tmp_path, script):
     """An O_TMPFILE file closed without a name is freed, and ext4 gives
     its inode number to the next file made, within the same tick of the
     birth-time clock: that file is another, with an id of its own (the
-    script makes files until the kernel reuses a number)."""
+    script makes files until the kernel reuses a number).  exec: the
+    last descriptor is closed by a successful exec (O_CLOEXEC)."""
     (tmp_path / "d").mkdir()
-    t = run_python("full", TMPFILE_THEN_NEW, tmp_path, tmp_path)
+    t = run_python("full", {"close": TMPFILE_THEN_NEW,
+                            "exec": TMPFILE_THEN_EXEC}[script],
+                   tmp_path, tmp_path)
     assert t.returncode == 0, t.stderr
     if not t.stdout:
         pytest.skip(f"no inode number reused at once on {tmp_path}")
