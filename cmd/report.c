@@ -16,6 +16,7 @@
 
 #include "analyze.h"
 #include "builtin.h"
+#include "cliopt.h"
 #include "emit.h"
 #include "html.h"
 #include "load.h"
@@ -65,13 +66,16 @@ static int parse_report_args(int argc, char **argv, struct report_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char msg[320];
 	int c;
 
 	o->outdir = ".";
 	o->text = false;
-	opterr = 0; /* our messages, "iowrap: report: ...", as other commands */
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:o:th", longopts, NULL)) != -1) {
+	/* cliopt names a bad option as written, and refuses "--" or an
+	 * option-looking word as -o's value, as in every subcommand. */
+	while ((c = cliopt_next(argc, argv, "+:o:th", longopts, msg,
+				sizeof(msg))) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -82,16 +86,8 @@ static int parse_report_args(int argc, char **argv, struct report_opts *o)
 		case 'h':
 			fputs(report_usage, stdout);
 			return 1;
-		case ':': {
-			/* Past the last word: argv[optind - 1] may be NULL. */
-			char name[3] = { '-', (char)optopt, '\0' };
-
-			return usage_error("option '%s' needs an argument",
-					   name);
-		}
 		default:
-			return usage_error("unknown option '%s'",
-					   argv[optind - 1]);
+			return usage_error("%s", msg);
 		}
 	}
 	if (optind >= argc) {

@@ -52,6 +52,7 @@ struct vertex {
 	enum vertex_kind kind;
 	size_t file; /* gfile; NO_INDEX for the start */
 	size_t task; /* the writer or deleter; NO_INDEX */
+	size_t tfile; /* that task's record of the file; NO_INDEX */
 	int64_t time_us; /* when the state existed */
 	int64_t first_us; /* a written version: its first write */
 	int64_t size; /* bytes; -1 not known */

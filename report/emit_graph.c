@@ -100,7 +100,7 @@ void emit_data_flow(struct out *o, const struct analysis *an)
 /* "host:mount" of the writer's (or deleter's) view of the file; a
  * task's memory state is "host:memory"; null when no task is known. */
 static void emit_location(struct json *j, const struct vertex *v,
-			  struct workflow *wf, const struct analysis *an)
+			  struct workflow *wf)
 {
 	const struct task *tk;
 	const char *where = "memory";
@@ -111,14 +111,11 @@ static void emit_location(struct json *j, const struct vertex *v,
 		return;
 	}
 	tk = &wf->task[v->task];
-	if (v->file != NO_INDEX) {
-		size_t f = hmap_get(&tk->by_path, an->file[v->file].path,
-				    an->file[v->file].path_len);
-
-		where = f != HMAP_NONE && tk->file[f].mount_point ?
-				tk->file[f].mount_point :
+	/* The record's own mount: its name may lead elsewhere by now. */
+	if (v->file != NO_INDEX)
+		where = v->tfile != NO_INDEX && tk->file[v->tfile].mount_point ?
+				tk->file[v->tfile].mount_point :
 				"";
-	}
 	sb_init(&loc, 8192);
 	sb_addf(&loc, "%s:%s", tk->host ? tk->host : "", where);
 	json_str(j, "location", sb_str(&loc));
@@ -144,7 +141,7 @@ static void emit_vertex(struct json *j, size_t id, const struct vertex *v,
 		json_u64(j, "task", v->task);
 	json_secs(j, "time_s", v->time_us);
 	json_i64(j, "size", v->size);
-	emit_location(j, v, wf, an);
+	emit_location(j, v, wf);
 	json_secs(j, "path_time_s", v->dist_us);
 	json_close_object(j);
 }

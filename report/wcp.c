@@ -30,6 +30,7 @@ static size_t add_vertex(struct analysis *an, enum vertex_kind kind,
 	v->kind = kind;
 	v->file = file;
 	v->task = task;
+	v->tfile = NO_INDEX;
 	v->time_us = time_us;
 	v->first_us = time_us;
 	v->size = -1;
@@ -92,13 +93,14 @@ static int64_t min_known(int64_t a, int64_t b)
 	return b < 0 || a < b ? a : b;
 }
 
-static void add_version(struct analysis *an, size_t g, size_t task,
+static void add_version(struct analysis *an, size_t g, size_t task, size_t i,
 			struct tfile *f)
 {
 	int64_t last = f->wr.last_us > f->created_us ? f->wr.last_us :
 						       f->created_us;
 	size_t v = add_vertex(an, V_WRITTEN, g, task, last);
 
+	an->vertex[v].tfile = i;
 	an->vertex[v].first_us = min_known(f->wr.first_us, f->created_us);
 	an->vertex[v].size = f->size_last_close >= 0 ? f->size_last_close :
 						       f->wr.pos.max_byte + 1;
@@ -131,7 +133,8 @@ static void add_versions(struct workflow *wf, struct analysis *an)
 				&wf->task[gf->ref[r].task].file[gf->ref[r].file];
 
 			if (wrote(f))
-				add_version(an, g, gf->ref[r].task, f);
+				add_version(an, g, gf->ref[r].task,
+					    gf->ref[r].file, f);
 		}
 		gf->nversions = an->nvertices - gf->vfirst;
 		sort_array(an->vertex + gf->vfirst, gf->nversions,
@@ -277,8 +280,9 @@ static void add_flows(struct workflow *wf, struct analysis *an, size_t t,
 		const struct tfile *f = &wf->task[t].file[io->in_f[i]];
 		struct flow *fl;
 
-		/* An append alone depends on the version, reads none of it. */
-		if (v->kind != V_WRITTEN || v->task == t || !is_input(f))
+		/* An append alone depends on the version but reads none of
+		 * it; a read, before or after the append, reads it. */
+		if (v->kind != V_WRITTEN || v->task == t || !f->rd.ops)
 			continue;
 		if (an->nflows == an->flows_alloc) {
 			an->flows_alloc =
@@ -308,6 +312,7 @@ static void add_deletions(struct workflow *wf, struct analysis *an, size_t t)
 		cur = seen_version(wf, an, g, NO_INDEX, f->unlink_us);
 		del = add_vertex(an, V_DELETED, g, t, f->unlink_us);
 		an->vertex[del].size = 0;
+		an->vertex[del].tfile = i;
 		add_edge(wf, an, cur, del, t, M_DELETE);
 	}
 }

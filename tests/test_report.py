@@ -634,6 +634,14 @@ def test_wcp_append_and_memory_state(tmp_path):
     assert rep["wcp"]["edges_dropped"] == 0
 
 
+def append_steps(rep):
+    """APPEND edges as (task of the version before, appending task)."""
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    return [(names[vs[e["from"]]["task"]], names[vs[e["to"]]["task"]])
+            for e in rep["wcp"]["edges"] if e["mutation"] == "APPEND"]
+
+
 def flow_edges(rep):
     """Data flow as (writer, reader, file name, bytes), tasks by dir."""
     names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
@@ -739,11 +747,7 @@ def test_an_append_alone_is_no_data_flow(tmp_path):
     ])
     _, _, rep = report(traces, out=tmp_path / "out")
     assert flow_edges(rep) == {("P2", "P3", "x.txt", 24)}
-    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
-    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
-    appends = [(names[vs[e["from"]]["task"]], names[vs[e["to"]]["task"]])
-               for e in rep["wcp"]["edges"] if e["mutation"] == "APPEND"]
-    assert appends == [("P1", "P2")]
+    assert append_steps(rep) == [("P1", "P2")]
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
     x = next(f for f in rep["files"] if f["path"] == f"{d}/x.txt")
     assert (x["tasks"], x["readers"], x["writers"]) == (3, 1, 2)
@@ -935,3 +939,59 @@ def test_partial_traces_are_warned(tmp_path):
         "reads, writes) are not traced"]
     assert {t["name"]: t["complete"] for t in rep["tasks"]} == {
         "aio": True, "uring": True, "orphan": False, "long": False}
+
+
+def mount_of(path):
+    """The mount point holding path, as the task saw it."""
+    p = Path(path).resolve()
+    while not os.path.ismount(p):
+        p = p.parent
+    return str(p)
+
+
+def test_reading_after_an_append_is_a_data_flow_read(tmp_path):
+    """T2 appended to T1's log and then read all of it: a reader of T1's
+    version (7 B read), and its own version appends to it."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"T1": f"echo aaaa > {d}/log"},
+        {"T2": f"echo b >> {d}/log; cat {d}/log > {d}/out"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert flow_edges(rep) == {("T1", "T2", "log", 7)}
+    assert append_steps(rep) == [("T1", "T2")]
+
+
+def test_a_vertex_location_is_its_records_mount(tmp_path):
+    """f was removed and made again, then renamed away: the name leads
+    nowhere, but each version's location still has its mount point."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"T": f"cd {d}; echo a > f; rm f; echo bb > f; mv f g"},
+    ])
+    _, _, rep = report(traces, out=tmp_path / "out")
+    host = rep["tasks"][0]["host"]
+    where = f"{host}:{mount_of(d)}"
+    assert sorted((v["kind"], Path(v["path"]).name, v["location"])
+                  for v in rep["wcp"]["vertices"]
+                  if v["kind"] in ("written", "deleted")) == [
+        ("deleted", "f", where), ("written", "f", where),
+        ("written", "g", where)]
+
+
+def test_report_options_are_checked_as_in_every_subcommand(tmp_path):
+    traces = one_trace(tmp_path)
+    for args, msg in (
+            (["-zt", str(traces)], "unknown option '-z'"),
+            (["--output"], "option '--output' needs an argument"),
+            (["--text=1", str(traces)], "option '--text' takes no value"),
+            (["-o", "--", str(traces)],
+             "option '-o' has '--' as its value: an unset or empty "
+             "variable before '--'?"),
+            (["-o", "--text", str(traces)],
+             "option '-o' would take '--text' as its value")):
+        proc = subprocess.run([str(IOWRAP), "report"] + args,
+                              capture_output=True, text=True,
+                              cwd=tmp_path)
+        assert proc.returncode == 2, (args, proc.stderr)
+        first = proc.stderr.splitlines()[0]
+        assert first.startswith(f"iowrap: report: {msg}"), first
+    assert not (tmp_path / "--").exists()
