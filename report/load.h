@@ -29,9 +29,9 @@ size_t task_file_by_inode(struct task *t, uint64_t inode, const char *path,
 size_t task_file_by_path(struct task *t, const char *path, size_t path_len);
 /* Gives file i a new name (a rename). */
 void task_file_rename(struct task *t, size_t i, const char *path, size_t len);
-/* The name leads to file i from now on (an open by that name). */
+/* The name leads to file i from now on (an open, stat or exec by it). */
 void task_file_named(struct task *t, size_t i, const char *path, size_t len);
-/* The name no longer leads to file i (renamed away). */
+/* The name no longer leads to file i (renamed away or unlinked). */
 void task_file_unname(struct task *t, size_t i, const char *path, size_t len);
 /* One io.csv row, valid while the row is being handled. */
 struct io_row {

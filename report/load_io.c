@@ -166,22 +166,44 @@ static void meta_op(struct task *t, struct tfile *f, const struct io_row *r)
 
 /*
  * Unlink and rename carry the path; their inode may be 0.  The name is
- * looked up as the task's operations so far left it (opens and renames in
- * io.csv order), so a name reused for a new file finds that file.
+ * looked up as the task's rows so far left it (opens, stats and renames
+ * in io.csv order), so a name reused for a new file finds that file.
+ */
+static size_t named_file(struct task *t, const struct io_row *r)
+{
+	size_t i;
+
+	if (!r->inode)
+		return task_file_by_path(t, r->path, r->path_len);
+	i = task_file_by_inode(t, r->inode, r->path, r->path_len);
+	task_file_named(t, i, r->path, r->path_len);
+	return i;
+}
+
+/*
+ * A file with another name the task has seen (a hard link it opened or
+ * stat'ed by both names) survives the loss of one: that is no delete, and
+ * the record keeps its own name unless that was the one renamed.
  */
 static void name_op(struct task *t, const struct io_row *r)
 {
 	size_t i;
+	struct tfile *f;
 
 	if (r->result != 0 || !r->path_len)
 		return;
-	i = r->inode ? task_file_by_inode(t, r->inode, r->path, r->path_len) :
-		       task_file_by_path(t, r->path, r->path_len);
+	i = named_file(t, r);
+	f = &t->file[i];
+	task_file_unname(t, i, r->path, r->path_len);
 	if (r->type == 'U') {
-		t->file[i].unlink_us = r->end;
+		if (!f->names)
+			f->unlink_us = r->end;
 	} else if (r->path2_len) {
-		task_file_unname(t, i, r->path, r->path_len);
-		task_file_rename(t, i, r->path2, r->path2_len);
+		if (!f->names || (f->path_len == r->path_len &&
+				  !memcmp(f->path, r->path, r->path_len)))
+			task_file_rename(t, i, r->path2, r->path2_len);
+		else
+			task_file_named(t, i, r->path2, r->path2_len);
 	}
 }
 
@@ -198,7 +220,9 @@ static void add_io_row(void *ctx, const struct io_row *r)
 	/* R and W rows have no path: keep the name the open gave. */
 	i = task_file_by_inode(t, r->inode, r->type == 'O' ? r->path : "",
 			       r->type == 'O' ? r->path_len : 0);
-	if (r->type == 'O' && r->result >= 0)
+	/* An open, stat or exec by a name: the name leads to this file from
+	 * here on, whatever files.csv says it was called. */
+	if (r->result >= 0 && r->path_len)
 		task_file_named(t, i, r->path, r->path_len);
 	/* The research's eBPF tool names the mount root: files.csv's
 	 * mount point, which such a trace lacks. */

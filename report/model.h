@@ -28,6 +28,7 @@ struct tfile {
 	char *path; /* last name (a rename moves it) */
 	size_t path_len;
 	uint64_t inode; /* the trace's id; 0 if only known by path */
+	size_t names; /* names in the task's by_path that lead to it */
 	char *mount_point;
 	char *fstype;
 	int64_t size_first_open; /* -1: not known */

@@ -6,6 +6,21 @@
 
 #include "util.h"
 
+/* The name leads to file i (HMAP_NONE: nowhere); each file counts the
+ * names that lead to it. */
+static void set_name(struct task *t, const char *path, size_t len, size_t i)
+{
+	size_t old = hmap_get(&t->by_path, path, len);
+
+	if (old == i)
+		return;
+	if (old != HMAP_NONE)
+		t->file[old].names--;
+	if (i != HMAP_NONE)
+		t->file[i].names++;
+	hmap_put(&t->by_path, path, len, i);
+}
+
 static size_t new_file(struct task *t, uint64_t inode, const char *path,
 		       size_t path_len)
 {
@@ -29,8 +44,11 @@ static size_t new_file(struct task *t, uint64_t inode, const char *path,
 	f->first_open_us = f->fresh_us = f->append_us = -1;
 	if (inode)
 		hmap_put(&t->by_inode, &inode, sizeof(inode), t->nfiles);
-	if (path_len)
-		hmap_put(&t->by_path, path, path_len, t->nfiles);
+	/* A file with an id gets its names from io.csv's rows, in order
+	 * (task_file_named): files.csv's path is its name at some time,
+	 * maybe only after a rename or unlink of this task looked it up. */
+	else if (path_len)
+		set_name(t, path, path_len, t->nfiles);
 	return t->nfiles++;
 }
 
@@ -49,14 +67,14 @@ void task_file_rename(struct task *t, size_t i, const char *path, size_t len)
 void task_file_named(struct task *t, size_t i, const char *path, size_t len)
 {
 	if (len)
-		hmap_put(&t->by_path, path, len, i);
+		set_name(t, path, len, i);
 }
 
 void task_file_unname(struct task *t, size_t i, const char *path, size_t len)
 {
 	/* HMAP_NONE reads as absent: the name leads nowhere now. */
 	if (hmap_get(&t->by_path, path, len) == i)
-		hmap_put(&t->by_path, path, len, HMAP_NONE);
+		set_name(t, path, len, HMAP_NONE);
 }
 
 size_t task_file_by_inode(struct task *t, uint64_t inode, const char *path,

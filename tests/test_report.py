@@ -10,6 +10,8 @@ import subprocess
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from conftest import HELPERS, IOWRAP
 
 SYSTEM = ("/usr/", "/lib/", "/lib64/", "/lib32/", "/libx32/", "/bin/",
@@ -995,3 +997,56 @@ def test_report_options_are_checked_as_in_every_subcommand(tmp_path):
         first = proc.stderr.splitlines()[0]
         assert first.startswith(f"iowrap: report: {msg}"), first
     assert not (tmp_path / "--").exists()
+
+
+def staged_report(tmp_path, *scripts):
+    """Tasks T1, T2 ... run one after the other in the data directory;
+    returns it and the report."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {f"T{i}": f"cd {d}; {s}"} for i, s in enumerate(scripts, 1)])
+    return d, report(traces, out=tmp_path / "out")[2]
+
+
+def data_records(rep, name, d):
+    """A task's records of files in d: (name, write bytes, read bytes,
+    unlinked), sorted."""
+    return sorted((Path(f["path"]).name, f["write"]["bytes"],
+                   f["read"]["bytes"], f["unlinked_s"] is not None)
+                  for f in task_by_dir(rep, name)["files"]
+                  if f["path"] and f["path"].startswith(f"{d}/"))
+
+
+@pytest.mark.parametrize("then", ["rm g", "mv g h"])
+def test_one_name_of_a_hard_linked_file_goes_not_the_file(tmp_path, then):
+    """T2 read f by both of its names, then removed or renamed g: f is
+    still there, so T2's record is f, not unlinked, and read what T1
+    wrote; no deleted state."""
+    d, rep = staged_report(tmp_path, "echo data > f",
+                           f"ln f g; cat f g > out; {then}", "cat f")
+    assert data_records(rep, "T2", d) == [("f", 0, 10, False),
+                                          ("out", 10, 0, False)]
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "deleted"]
+    assert flow_edges(rep) == {("T1", "T2", "f", 10), ("T1", "T3", "f", 5)}
+
+
+def test_a_name_stat_ed_before_its_unlink_is_the_file_removed(tmp_path):
+    """rm only stats f before unlinking it: the unlink is the old f's
+    (T1's), not the f T2 made after, the one files.csv lists last."""
+    d, rep = staged_report(tmp_path, "echo hello > f",
+                           "rm f; echo new > f")
+    assert data_records(rep, "T2", d) == [("f", 0, 0, True),
+                                          ("f", 4, 0, False)]
+
+
+def test_a_name_renamed_before_its_reuse_is_not_the_new_file(tmp_path):
+    """T2 renamed T1's tmp away before making a new tmp: the new tmp keeps
+    its name, and T3 read tmp from T2, out1 as an input (T1 wrote it as
+    tmp: names, not files, join tasks)."""
+    d, rep = staged_report(tmp_path, "echo one > tmp",
+                           "mv tmp out1; echo two2 > tmp", "cat out1 tmp")
+    assert data_records(rep, "T2", d) == [("out1", 0, 0, False),
+                                          ("tmp", 5, 0, False)]
+    assert flow_edges(rep) == {("T2", "T3", "tmp", 5)}
+    assert sorted((Path(v["path"]).name, v["size"])
+                  for v in rep["wcp"]["vertices"]
+                  if v["kind"] == "input") == [("out1", 4)]
