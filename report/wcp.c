@@ -188,10 +188,10 @@ static size_t input_vertex(struct workflow *wf, struct analysis *an, size_t g)
 	return gf->input_vertex;
 }
 
-/* The version a task saw at time t: the latest written by another task
- * (or by itself when self is NO_INDEX) that had begun by then. */
-static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
-			   size_t self, int64_t t)
+/* The latest version written by another task (or by itself when self is
+ * NO_INDEX) that had begun by time t; NO_INDEX if none. */
+static size_t written_version(const struct analysis *an, size_t g, size_t self,
+			      int64_t t)
 {
 	const struct gfile *gf = &an->file[g];
 	size_t lo = 0, hi = gf->nversions;
@@ -208,7 +208,32 @@ static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
 	}
 	while (lo > 0 && an->vertex[gf->vfirst + lo - 1].task == self)
 		lo--;
-	return lo > 0 ? gf->vfirst + lo - 1 : input_vertex(wf, an, g);
+	return lo > 0 ? gf->vfirst + lo - 1 : NO_INDEX;
+}
+
+/* The version a task saw at time t: a written one, else the input. */
+static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
+			   size_t self, int64_t t)
+{
+	size_t v = written_version(an, g, self, t);
+
+	return v != NO_INDEX ? v : input_vertex(wf, an, g);
+}
+
+/*
+ * The version a task appended to, or NO_INDEX when there was none to
+ * speak of: no task had written the file and it was empty when the task
+ * opened it.  io.csv cannot tell `>> newlog` creating the file from an
+ * append to an empty one; either way no data came before.
+ */
+static size_t appended_version(struct workflow *wf, struct analysis *an,
+			       size_t g, size_t self, const struct tfile *f)
+{
+	size_t v = written_version(an, g, self, f->wr.first_us);
+
+	if (v != NO_INDEX)
+		return v;
+	return f->size_first_open == 0 ? NO_INDEX : input_vertex(wf, an, g);
 }
 
 struct task_io {
@@ -241,9 +266,9 @@ static void find_task_io(struct workflow *wf, struct analysis *an, size_t t,
 			io->in_f[io->nin++] = i;
 		} else if (appends_to_earlier(f)) {
 			/* Appending builds on the version before. */
-			io->in_v[io->nin] =
-				seen_version(wf, an, g, t, f->wr.first_us);
-			io->in_f[io->nin++] = i;
+			io->in_v[io->nin] = appended_version(wf, an, g, t, f);
+			if (io->in_v[io->nin] != NO_INDEX)
+				io->in_f[io->nin++] = i;
 		}
 		if (wrote(f)) {
 			io->out_v[io->nout] = f->wcp_vertex;

@@ -1050,3 +1050,17 @@ def test_a_name_renamed_before_its_reuse_is_not_the_new_file(tmp_path):
     assert sorted((Path(v["path"]).name, v["size"])
                   for v in rep["wcp"]["vertices"]
                   if v["kind"] == "input") == [("out1", 4)]
+
+
+def test_appending_to_a_file_that_was_not_there_invents_no_input(tmp_path):
+    """T1's `>>` made newlog (O_APPEND|O_CREAT, empty at its open, no task
+    had written it): its version comes from the start, no input of size
+    0; T2 appends to T1's."""
+    _, rep = staged_report(tmp_path, "echo x >> newlog", "echo y >> newlog")
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    assert [(v["kind"], names.get(v["task"]), v["size"])
+            for v in rep["wcp"]["vertices"]] == [
+        ("start", None, -1), ("written", "T1", 2), ("written", "T2", 4)]
+    assert wcp_steps(rep) == [("start", "newlog@T1", "CONVERT"),
+                              ("newlog@T1", "newlog@T2", "APPEND")]
+    assert flow_edges(rep) == set()
