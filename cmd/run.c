@@ -329,9 +329,42 @@ static char *default_output_dir(void)
 	return sb_detach(&sb);
 }
 
+/* check_own_proc()'s answers. */
+#define PROC_MISSING (-ENOMEDIUM)
+#define PROC_OF_ANOTHER_NS (-EXDEV)
+
+/*
+ * The tracer reads the task's processes in /proc: where there is none (a
+ * chroot or sandbox without it) it would get nothing, and where it shows
+ * another pid namespace than iowrap's (unshare -p without --mount-proc)
+ * other processes' figures under the task's pids.
+ */
+static int check_own_proc(void)
+{
+	char self[32];
+	ssize_t n = readlink("/proc/self", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return PROC_MISSING;
+	self[n] = '\0';
+	return strtol(self, NULL, 10) == (long)getpid() ? 0 :
+							  PROC_OF_ANOTHER_NS;
+}
+
 /* Why ptrace is unavailable, with the fix, in one line. */
 static void explain_no_ptrace(int err, struct strbuf *why)
 {
+	if (err == PROC_MISSING) {
+		sb_adds(why,
+			"/proc is not mounted where iowrap runs (a chroot or sandbox without it) and the tracer reads the task's processes there; mount it (mount -t proc proc /proc, bwrap --proc /proc)");
+		return;
+	}
+	if (err == PROC_OF_ANOTHER_NS) {
+		sb_adds(why,
+			"/proc shows another pid namespace than iowrap's (unshare -p without --mount-proc) and the tracer would read other processes there; mount this namespace's (unshare -pf --mount-proc)");
+		return;
+	}
+
 	char scope[16] = "";
 
 	if (read_file_at(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", scope,
@@ -831,8 +864,9 @@ static int start_task(struct run_state *st)
 		return run_in_place(st, err);
 	signals_set_target(l.pid);
 	/* Nowhere to write a trace: do not slow the task for nothing. */
-	err = trace_has_dir(&st->sink) ? tracer_seize(l.pid, st->opt.level) :
-					 -ENOTDIR;
+	err = trace_has_dir(&st->sink) ? check_own_proc() : -ENOTDIR;
+	if (!err)
+		err = tracer_seize(l.pid, st->opt.level);
 	if (err && st->opt.strict)
 		return refuse_untraced(st, &l, err);
 	if (err == -ENOTDIR) {

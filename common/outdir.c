@@ -128,6 +128,16 @@ static int open_last(int parentfd, const char *name, const char *path,
 				path, strerror(-err));
 		return err;
 	}
+	/* One that is there may be read-only to us (its mode, a read-only
+	 * mount): every trace file would fail, the task traced for nothing. */
+	if (!created && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+		err = -errno;
+		sb_addf(why,
+			"cannot write in trace directory %s: %s; choose a writable place with -o DIR",
+			path, strerror(-err));
+		close(fd);
+		return err;
+	}
 	if (created || dir_is_empty(fd))
 		return fd;
 	if (!force) {

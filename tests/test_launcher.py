@@ -230,20 +230,30 @@ def nobody(cmd, **kw):
                           text=True, timeout=120, **kw)
 
 
-def test_unwritable_directory_never_changes_the_exit_status():
+@pytest.mark.parametrize("there", [False, True])
+def test_unwritable_directory_never_changes_the_exit_status(there):
+    """-o names a directory nobody cannot make, or one that is there,
+    empty, and read-only to nobody: the task runs untraced with one line
+    (--strict: 125, not run).  Before, one that was there was taken: the
+    task ran traced, a line for each trace file failing to be made."""
     base = Path(tempfile.mkdtemp(dir="/tmp"))
     try:
         base.chmod(0o755)
         locked = base / "locked"
         locked.mkdir(mode=0o555)
-        p = nobody([str(IOWRAP), "-o", str(locked / "t"), "--", "sh", "-c",
+        out = locked if there else locked / "t"
+        problem = (f"cannot write in trace directory {out}" if there else
+                   f"cannot create trace directory {out}")
+        p = nobody([str(IOWRAP), "-o", str(out), "--", "sh", "-c",
                     "echo ok; exit 9"])
         assert p.returncode == 9
         assert p.stdout == "ok\n"
-        assert p.stderr == (f"iowrap: cannot create trace directory "
-                            f"{locked}/t: Permission denied; choose a "
-                            "writable place with -o DIR; the task runs "
+        assert p.stderr == (f"iowrap: {problem}: Permission denied; choose "
+                            "a writable place with -o DIR; the task runs "
                             "untraced\n")
+        p = nobody([str(IOWRAP), "--strict", "-o", str(out), "--", "sh",
+                    "-c", "echo ok; exit 9"])
+        assert (p.returncode, p.stdout) == (125, "")
     finally:
         shutil.rmtree(base)
 

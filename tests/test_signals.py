@@ -344,6 +344,50 @@ NO_PTRACE_REASON = ("ptrace is not permitted (Operation not permitted): "
 LEVELS = ["summary", "files", "full"]
 
 
+# Where iowrap's /proc is not its own: none (a tmpfs over it, as in a
+# chroot or sandbox without one), or the host's from a new pid namespace.
+NO_OWN_PROC = {
+    "missing": (["unshare", "-m", "sh", "-c",
+                 'mount -t tmpfs none /proc && exec "$@"', "sh"],
+                "/proc is not mounted where iowrap runs (a chroot or "
+                "sandbox without it) and the tracer reads the task's "
+                "processes there; mount it (mount -t proc proc /proc, "
+                "bwrap --proc /proc)"),
+    "other-pid-namespace": (["unshare", "-pf"],
+                            "/proc shows another pid namespace than "
+                            "iowrap's (unshare -p without --mount-proc) and "
+                            "the tracer would read other processes there; "
+                            "mount this namespace's (unshare -pf "
+                            "--mount-proc)"),
+}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="unshare -m needs root")
+@pytest.mark.parametrize("level", ["summary", "full"])
+@pytest.mark.parametrize("where", sorted(NO_OWN_PROC))
+def test_no_own_proc_runs_the_task_untraced(tmp_path, level, where):
+    """The tracer reads the task's processes in /proc.  With none, iowrap
+    hung at files and full, and at summary exited 0 without running the
+    task; with another pid namespace's it read other processes (the
+    host's kthreadd as the task's pid 2).  The task runs untraced with
+    one line saying why, or not at all with --strict (125)."""
+    wrap, reason = NO_OWN_PROC[where]
+    out = tmp_path / "t"
+    p = subprocess.run(wrap + [str(IOWRAP), "-o", str(out), "-l", level,
+                               "--", "sh", "-c", "echo task-ran; exit 4"],
+                       capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout) == (4, "task-ran\n")
+    assert p.stderr == f"iowrap: {reason}; running the task untraced\n"
+    s = json.loads((out / "summary.json").read_text())
+    assert (s["tracing"]["mode"], s["tracing"]["untraced_reason"]) == \
+        ("untraced", reason)
+    p = subprocess.run(wrap + [str(IOWRAP), "--strict", "-o",
+                               str(tmp_path / "s"), "-l", level, "--",
+                               "sh", "-c", "echo task-ran"],
+                       capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout) == (125, "")
+
+
 @pytest.mark.parametrize("level", LEVELS)
 def test_no_ptrace_runs_the_task_untraced(tmp_path, level):
     """At files and full the seccomp filter must stay out of an untraced
