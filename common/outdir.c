@@ -129,8 +129,11 @@ static int open_last(int parentfd, const char *name, const char *path,
 		return err;
 	}
 	/* One that is there may be read-only to us (its mode, a read-only
-	 * mount): every trace file would fail, the task traced for nothing. */
-	if (!created && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+	 * mount): every trace file would fail, the task traced for nothing.
+	 * Only those answers count: musl asks faccessat2, which an old
+	 * container profile refuses with EPERM. */
+	if (!created && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0 &&
+	    (errno == EACCES || errno == EROFS)) {
 		err = -errno;
 		sb_addf(why,
 			"cannot write in trace directory %s: %s; choose a writable place with -o DIR",

@@ -369,7 +369,8 @@ int parse_mountinfo_line(const char *line, size_t len,
 	snprintf(copy, sizeof(copy), "%.*s", (int)len, line);
 	n = split_fields(copy, f, ARRAY_SIZE(f));
 	/* id parent maj:min root point opts [optional...] - fstype source */
-	if (n < 7 || sscanf(f[2], "%u:%u", &m->major, &m->minor) != 2)
+	if (n < 7 || sscanf(f[2], "%u:%u", &m->major, &m->minor) != 2 ||
+	    !parse_u64(f[0], &m->id))
 		return -EINVAL;
 	for (size_t i = 6; i + 1 < n; i++) {
 		if (strcmp(f[i], "-") == 0) {

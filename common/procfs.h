@@ -65,6 +65,7 @@ bool find_container_id(const char *text, const char *after, char id[65]);
  * may be the same buffer. */
 void mountinfo_unescape(const char *in, char *out, size_t size);
 struct mountinfo_entry {
+	uint64_t id; /* the mount's id, as statx's STATX_MNT_ID gives it */
 	unsigned major, minor;
 	char point[4096]; /* unescaped */
 	char fstype[64];

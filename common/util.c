@@ -262,24 +262,27 @@ const char *signal_name(int sig)
  * tracer's stat must not mount an automount point, or wait for its daemon.
  */
 int stat_cached(int dirfd, const char *path, int flags, bool fall_back,
-		struct stat *st, uint64_t *birth_ns)
+		struct stat *st, struct stat_extra *extra)
 {
 	struct statx sx;
 
-	if (birth_ns)
-		*birth_ns = 0;
+	if (extra)
+		*extra = (struct stat_extra){ 0 };
 	if (syscall(SYS_statx, dirfd, path,
 		    flags | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
 		    STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_INO |
-			    STATX_SIZE | (birth_ns ? STATX_BTIME : 0),
+			    STATX_SIZE |
+			    (extra ? STATX_BTIME | STATX_MNT_ID : 0),
 		    &sx) < 0) {
 		if (!fall_back || (errno != ENOSYS && errno != EPERM))
 			return -1;
 		return fstatat(dirfd, path, st, flags);
 	}
-	if (birth_ns && (sx.stx_mask & STATX_BTIME))
-		*birth_ns = (uint64_t)sx.stx_btime.tv_sec * 1000000000u +
-			    sx.stx_btime.tv_nsec;
+	if (extra && (sx.stx_mask & STATX_BTIME))
+		extra->birth_ns = (uint64_t)sx.stx_btime.tv_sec * 1000000000u +
+				  sx.stx_btime.tv_nsec;
+	if (extra && (sx.stx_mask & STATX_MNT_ID))
+		extra->mnt_id = sx.stx_mnt_id;
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 	st->st_ino = sx.stx_ino;

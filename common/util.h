@@ -50,11 +50,16 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
 int write_all(int fd, const void *data, size_t len);
 
 struct stat;
+/* What statx(2) tells beyond struct stat; 0 where the kernel has none. */
+struct stat_extra {
+	uint64_t birth_ns; /* the file's birth time */
+	uint64_t mnt_id; /* its mount's id, mountinfo's first field */
+};
 /* fstatat(2) from what the kernel has cached: no file server is asked;
- * where the kernel cannot, fstatat itself if fall_back.  birth_ns (if not
- * NULL): the file's birth time, 0 where it has none known. */
+ * where the kernel cannot, fstatat itself if fall_back.  extra (if not
+ * NULL): its birth time and mount. */
 int stat_cached(int dirfd, const char *path, int flags, bool fall_back,
-		struct stat *st, uint64_t *birth_ns);
+		struct stat *st, struct stat_extra *extra);
 
 bool parse_u64(const char *s, uint64_t *out);
 

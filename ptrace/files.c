@@ -15,7 +15,7 @@
 #include "util.h"
 
 static uint32_t look_up_mount(struct file_table *ft, uint32_t view,
-			      uint64_t dev, pid_t tid);
+			      struct mount_key key, pid_t tid);
 
 static void free_mounts(struct mount_entry *m, size_t n)
 {
@@ -242,11 +242,13 @@ static bool birth_kept(const struct file_table *ft, uint32_t mount)
 }
 
 static struct file_info *new_file(struct file_table *ft, size_t slot,
-				  const struct stat *st, uint64_t birth,
-				  uint32_t view, pid_t tid)
+				  const struct stat *st,
+				  const struct stat_extra *ex, uint32_t view,
+				  pid_t tid)
 {
 	/* Read while the task is alive: its mounts. */
-	uint32_t mount = look_up_mount(ft, view, (uint64_t)st->st_dev, tid);
+	struct mount_key key = { (uint64_t)st->st_dev, ex->mnt_id };
+	uint32_t mount = look_up_mount(ft, view, key, tid);
 	struct file_info *f;
 
 	if (ft->nfiles == ft->alloc) {
@@ -262,13 +264,14 @@ static struct file_info *new_file(struct file_table *ft, size_t slot,
 	f->size_first_open = f->regular ? st->st_size : -1;
 	f->size_last_close = -1;
 	f->mount = mount;
-	f->birth = birth_kept(ft, mount) ? birth : 0;
+	f->birth = birth_kept(ft, mount) ? ex->birth_ns : 0;
 	ft->slot[slot] = (uint32_t)ft->nfiles;
 	return f;
 }
 
-uint64_t file_seen(struct file_table *ft, const struct stat *st, uint64_t birth,
-		   const char *path, uint32_t view, pid_t tid)
+uint64_t file_seen(struct file_table *ft, const struct stat *st,
+		   const struct stat_extra *ex, const char *path, uint32_t view,
+		   pid_t tid)
 {
 	uint64_t dev = (uint64_t)st->st_dev, ino = (uint64_t)st->st_ino;
 	struct file_info *f;
@@ -279,14 +282,15 @@ uint64_t file_seen(struct file_table *ft, const struct stat *st, uint64_t birth,
 	if (view >= ft->nviews)
 		view = 0;
 	i = find_slot(ft, dev, ino);
-	if (ft->slot[i] && born_again(&ft->files[ft->slot[i] - 1], birth)) {
+	if (ft->slot[i] &&
+	    born_again(&ft->files[ft->slot[i] - 1], ex->birth_ns)) {
 		ft->files[ft->slot[i] - 1].gone = true;
 		i = find_slot(ft, dev, ino);
 	}
 	if (ft->slot[i])
 		f = &ft->files[ft->slot[i] - 1];
 	else
-		f = new_file(ft, i, st, birth, view, tid);
+		f = new_file(ft, i, st, ex, view, tid);
 	add_path(f, path);
 	return f->id;
 }
@@ -348,11 +352,13 @@ const char *file_fstype(const struct file_table *ft, uint64_t id)
 }
 
 /* A copy of (major, minor, point, fstype) at the end of *mounts. */
-static void push_mount(struct mount_entry **mounts, size_t *n, unsigned major,
-		       unsigned minor, const char *point, const char *fstype)
+static void push_mount(struct mount_entry **mounts, size_t *n, uint64_t id,
+		       unsigned major, unsigned minor, const char *point,
+		       const char *fstype)
 {
 	*mounts = xrealloc(*mounts, (*n + 1) * sizeof(**mounts));
-	(*mounts)[(*n)++] = (struct mount_entry){ major, minor, xstrdup(point),
+	(*mounts)[(*n)++] = (struct mount_entry){ id, major, minor,
+						  xstrdup(point),
 						  xstrdup(fstype) };
 }
 
@@ -361,8 +367,8 @@ static void add_mount(struct mount_view *v, const char *line, size_t len)
 	struct mountinfo_entry m;
 
 	if (parse_mountinfo_line(line, len, &m) == 0)
-		push_mount(&v->mounts, &v->nmounts, m.major, m.minor, m.point,
-			   m.fstype);
+		push_mount(&v->mounts, &v->nmounts, m.id, m.major, m.minor,
+			   m.point, m.fstype);
 }
 
 /* The view's mounts from now, from tid's mountinfo (the tracer's own for
@@ -396,23 +402,31 @@ static void read_mounts(struct file_table *ft, uint32_t view, pid_t tid)
 	free(buf);
 }
 
-/* The view's mount of dev; the last such mount is the one on top. */
+/* The view's mount with mnt_id, where statx gave one (a device bound at
+ * several places, /etc/hostname in a container, is on several mounts);
+ * else its last mount of dev, the one on top. */
 static const struct mount_entry *mount_of(const struct mount_view *v,
-					  uint64_t dev)
+					  uint64_t dev, uint64_t mnt_id)
 {
 	const struct mount_entry *found = NULL;
 
-	for (size_t i = 0; i < v->nmounts; i++)
-		if (v->mounts[i].major == major(dev) &&
-		    v->mounts[i].minor == minor(dev))
-			found = &v->mounts[i];
-	return found;
+	for (size_t i = 0; i < v->nmounts; i++) {
+		const struct mount_entry *m = &v->mounts[i];
+
+		if (m->major != major(dev) || m->minor != minor(dev))
+			continue;
+		if (mnt_id && m->id == mnt_id)
+			return m;
+		found = m;
+	}
+	return mnt_id ? NULL : found;
 }
 
-static bool unlisted(const struct mount_view *v, uint64_t dev)
+static bool unlisted(const struct mount_view *v, struct mount_key key)
 {
 	for (size_t i = 0; i < v->nunlisted; i++)
-		if (v->unlisted[i] == dev)
+		if (v->unlisted[i].dev == key.dev &&
+		    v->unlisted[i].mnt_id == key.mnt_id)
 			return true;
 	return false;
 }
@@ -430,41 +444,64 @@ static uint32_t use_mount(struct file_table *ft, const struct mount_entry *m)
 	for (size_t i = 0; i < ft->nused; i++)
 		if (same_mount(&ft->used[i], m))
 			return (uint32_t)i + 1;
-	push_mount(&ft->used, &ft->nused, m->major, m->minor, m->point,
+	push_mount(&ft->used, &ft->nused, 0, m->major, m->minor, m->point,
 		   m->fstype);
 	return (uint32_t)ft->nused;
 }
 
-/*
- * The mount of a file on dev that tid sees in view (index + 1 in the used
- * mounts; 0: none).  The view's mounts are read at its first file, and
- * again for a device they do not show (the task mounted it since), once
- * per device: one no mountinfo lists (a detached mount, an internal one)
- * is noted as such.  A chroot's mountinfo lists only the mounts inside
- * it: a device it does not show is looked up in the tracer's view.
- */
-static uint32_t look_up_mount(struct file_table *ft, uint32_t view,
-			      uint64_t dev, pid_t tid)
+/* The mount of key in view (by its mount id, or by its device alone if
+ * key has none), reading the view's mounts at its first file and again
+ * for a mount they do not show (the task mounted it since), once per
+ * mount: one no mountinfo lists (a detached mount, an internal one) is
+ * noted as such. */
+static const struct mount_entry *find_mount(struct file_table *ft,
+					    uint32_t view, struct mount_key key,
+					    pid_t tid)
 {
 	struct mount_view *v = &ft->views[view];
 	const struct mount_entry *m;
 
-	if (v->mounts_read && v->last_dev == dev)
-		return v->last_mount;
-	m = v->mounts_read ? mount_of(v, dev) : NULL;
-	if (!m && !(v->mounts_read && unlisted(v, dev))) {
-		read_mounts(ft, view, tid);
-		m = mount_of(v, dev);
-		if (!m) {
-			v->unlisted = xrealloc(v->unlisted,
-					       (v->nunlisted + 1) *
-						       sizeof(*v->unlisted));
-			v->unlisted[v->nunlisted++] = dev;
-		}
+	m = v->mounts_read ? mount_of(v, key.dev, key.mnt_id) : NULL;
+	if (m || (v->mounts_read && unlisted(v, key)))
+		return m;
+	read_mounts(ft, view, tid);
+	m = mount_of(v, key.dev, key.mnt_id);
+	if (!m) {
+		v->unlisted = xrealloc(
+			v->unlisted, (v->nunlisted + 1) * sizeof(*v->unlisted));
+		v->unlisted[v->nunlisted++] = key;
 	}
+	return m;
+}
+
+/*
+ * The mount of a file on key.dev that tid sees in view (index + 1 in the
+ * used mounts; 0: none): the one with key.mnt_id in view, else in the
+ * tracer's (a chroot's mountinfo lists only the mounts inside it); else,
+ * where no mountinfo lists that id (a descriptor opened in another mount
+ * namespace), the last mount of its device, in view, else the tracer's.
+ */
+static uint32_t look_up_mount(struct file_table *ft, uint32_t view,
+			      struct mount_key key, pid_t tid)
+{
+	struct mount_view *v = &ft->views[view];
+	struct mount_key by_dev = { key.dev, 0 };
+	const struct mount_entry *m;
+
+	if (v->mounts_read && v->last_dev == key.dev &&
+	    v->last_mnt_id == key.mnt_id)
+		return v->last_mount;
+	m = find_mount(ft, view, key, tid);
+	if (!m && view)
+		m = find_mount(ft, 0, key, 0);
+	if (!m && key.mnt_id)
+		m = find_mount(ft, view, by_dev, tid);
+	if (!m && key.mnt_id && view)
+		m = find_mount(ft, 0, by_dev, 0);
 	if (!m)
-		return view ? look_up_mount(ft, 0, dev, 0) : 0;
-	v->last_dev = dev;
+		return 0;
+	v->last_dev = key.dev;
+	v->last_mnt_id = key.mnt_id;
 	v->last_mount = use_mount(ft, m);
 	return v->last_mount;
 }

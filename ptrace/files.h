@@ -34,7 +34,14 @@ struct file_info {
 	bool regular;
 };
 
+/* A file's mount as statx names it: its device, and its mount id where
+ * the kernel gives one (0: not known). */
+struct mount_key {
+	uint64_t dev, mnt_id;
+};
+
 struct mount_entry {
+	uint64_t id; /* mountinfo's first field; 0 in the used mounts */
 	unsigned major, minor;
 	char *point, *fstype;
 };
@@ -65,17 +72,17 @@ struct mount_view {
 	struct mount_entry *mounts; /* its mountinfo, as last read */
 	size_t nmounts;
 	bool mounts_read; /* and nothing mounted or unmounted since */
-	/* The device of the last file whose mount was found, and that
-	 * mount (index + 1 in the table's used mounts). */
-	uint64_t last_dev;
+	/* The device and mount id of the last file whose mount was found,
+	 * and that mount (index + 1 in the table's used mounts). */
+	uint64_t last_dev, last_mnt_id;
 	uint32_t last_mount;
 	/* Processes in it now: a view none is in may come back as another
 	 * with the same key (a namespace's inode number is reused once the
 	 * namespace is gone), and is read again. */
 	uint64_t users;
-	/* Devices of files seen in it that its mountinfo did not show when
+	/* Mounts of files seen in it that its mountinfo did not show when
 	 * read again for them (not read a third time). */
-	uint64_t *unlisted;
+	struct mount_key *unlisted;
 	size_t nunlisted;
 };
 
@@ -122,11 +129,14 @@ const char *file_view_prefix(const struct file_table *ft, uint32_t view);
  * btrfs subvolume's device is on no line). */
 const char *file_fstype(const struct file_table *ft, uint64_t id);
 struct stat;
+struct stat_extra;
 /* The id of the file st is of (its device and inode number, its birth
- * time if known, else 0), created with its size as its first-open size;
- * tid, a thread that sees it in view, is where its mount is looked up. */
-uint64_t file_seen(struct file_table *ft, const struct stat *st, uint64_t birth,
-		   const char *path, uint32_t view, pid_t tid);
+ * time in ex if known), created with its size as its first-open size;
+ * tid, a thread that sees it in view, is where its mount (ex's mount id,
+ * else the last mount of its device) is looked up. */
+uint64_t file_seen(struct file_table *ft, const struct stat *st,
+		   const struct stat_extra *ex, const char *path, uint32_t view,
+		   pid_t tid);
 void file_closed(struct file_table *ft, uint64_t id, int64_t size);
 /* The file that lost its last name while open (file_gone) and is dev, ino
  * still: an open file with no link is never a new file with its number. */

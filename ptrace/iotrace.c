@@ -447,15 +447,15 @@ static void fd_link(char *link, pid_t pid, int fd)
 }
 
 /* stat(2) of what the task's fd refers to, through /proc/PID/fd/N, as
- * the kernel has it cached (stat_cached); birth (if not NULL) its birth
- * time, 0 if unknown. */
+ * the kernel has it cached (stat_cached); extra (if not NULL) its birth
+ * time and mount. */
 static int fd_stat(struct iotrace *io, pid_t pid, int fd, struct stat *st,
-		   uint64_t *birth)
+		   struct stat_extra *extra)
 {
 	char link[FD_LINK_SIZE];
 
 	fd_link(link, pid, fd);
-	return stat_cached(io->procfd, link, 0, !io->serves_fuse, st, birth);
+	return stat_cached(io->procfd, link, 0, !io->serves_fuse, st, extra);
 }
 
 /* readlink of /proc/PID/fd/N: the kernel's name for what fd is open on,
@@ -503,12 +503,12 @@ static bool is_fuse_device(const struct stat *st)
 static void describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 			 pid_t pid, int fd, struct ofd *o, bool named_by_kernel)
 {
-	uint64_t birth;
+	struct stat_extra ex;
 	struct stat st;
 
 	o->path_gen = io->dir_renames;
 	o->path_view = file_view_serial(&io->files, view);
-	if (fd_stat(io, pid, fd, &st, &birth) < 0)
+	if (fd_stat(io, pid, fd, &st, &ex) < 0)
 		return;
 	if (is_fuse_device(&st))
 		io->serves_fuse = true;
@@ -519,10 +519,11 @@ static void describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 	 * (a descriptor first met after the unlink, sent or inherited). */
 	if (st.st_nlink == 0)
 		o->inode_id = file_unlinked_id(&io->files, (uint64_t)st.st_dev,
-					       (uint64_t)st.st_ino, birth);
+					       (uint64_t)st.st_ino,
+					       ex.birth_ns);
 	if (!o->inode_id && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-		o->inode_id = file_seen(&io->files, &st, birth, o->path, view,
-					viewer);
+		o->inode_id =
+			file_seen(&io->files, &st, &ex, o->path, view, viewer);
 	if (!S_ISREG(st.st_mode))
 		o->offset = S_ISDIR(st.st_mode) ? 0 : -1;
 	o->traced = o->path[0] == '/' && !excluded(io, o->path) &&
@@ -783,7 +784,7 @@ static int open_path(struct iotrace *io, uint32_t view, pid_t tid,
  */
 static int path_stat(struct iotrace *io, const struct tracee *t,
 		     const char *path, bool follow, struct stat *st,
-		     uint64_t *birth)
+		     struct stat_extra *extra)
 {
 	uint32_t view = process_view(io, t->proc, t->tid);
 	int fd, ret;
@@ -791,7 +792,7 @@ static int path_stat(struct iotrace *io, const struct tracee *t,
 	if (!view && !io->serves_fuse)
 		return stat_cached(AT_FDCWD, path,
 				   follow ? 0 : AT_SYMLINK_NOFOLLOW, true, st,
-				   birth);
+				   extra);
 	fd = open_path(io, view, t->tid, path, follow);
 	if (fd < 0) {
 		/* EAGAIN: not all cached; ENOSYS, EINVAL: before 5.12 */
@@ -800,7 +801,7 @@ static int path_stat(struct iotrace *io, const struct tracee *t,
 			io->paths_uncached++;
 		return -1;
 	}
-	ret = stat_cached(fd, "", AT_EMPTY_PATH, !io->serves_fuse, st, birth);
+	ret = stat_cached(fd, "", AT_EMPTY_PATH, !io->serves_fuse, st, extra);
 	close(fd);
 	return ret;
 }
@@ -1846,13 +1847,13 @@ static bool follows_last_link(const struct tracee *t)
 static uint64_t path_inode(struct iotrace *io, const struct tracee *t,
 			   const char *path, bool follow)
 {
-	uint64_t birth;
+	struct stat_extra ex;
 	struct stat st;
 
-	if (path_stat(io, t, path, follow, &st, &birth) < 0 ||
+	if (path_stat(io, t, path, follow, &st, &ex) < 0 ||
 	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return 0;
-	return file_seen(&io->files, &st, birth, path,
+	return file_seen(&io->files, &st, &ex, path,
 			 process_view(io, t->proc, t->tid), t->tid);
 }
 

@@ -7,6 +7,7 @@ import socket
 import stat
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -265,6 +266,24 @@ def limited_to_one_process():
     resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
 
 
+def no_process_of_nobody(seconds=10):
+    """RLIMIT_NPROC counts every process of the uid: a container of an
+    earlier test, whose pid namespace the kernel tears down after its
+    init ended, may still hold some of nobody's for a moment."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        owners = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                owners.append(os.stat(f"/proc/{pid}").st_uid)
+            except FileNotFoundError:
+                pass
+        if 65534 not in owners:
+            return
+        time.sleep(0.05)
+    pytest.fail("processes of nobody are still running")
+
+
 @pytest.mark.parametrize("strict,script", [(False, False), (True, False),
                                            (False, True)])
 def test_a_task_that_cannot_be_started_beside_iowrap_runs_in_its_place(
@@ -282,6 +301,7 @@ def test_a_task_that_cannot_be_started_beside_iowrap_runs_in_its_place(
             (base / "s").write_text("echo ok; exit 9\n")
             (base / "s").chmod(0o755)
             task = [str(base / "s")]
+        no_process_of_nobody()
         p = nobody([str(IOWRAP), "-o", str(base / "t")] +
                    (["--strict"] if strict else []) + ["--"] + task,
                    preexec_fn=limited_to_one_process)

@@ -157,6 +157,36 @@ def test_a_mount_namespace_of_its_own(base, user):
 
 
 @pytest.mark.parametrize("user", ["root", "nobody"])
+def test_a_bind_mount_of_a_mounted_device(base, user):
+    """A directory of the root file system bound elsewhere in a mount
+    namespace of the task's (a container's volume, its /etc/hostname):
+    the file read through the bind mount is on it, and a file of the root
+    file system read by its own path on the root mount.  Before, every
+    file of that device got the bind mount's point (the last mount of
+    its device in mountinfo)."""
+    src, dst = base / "src", base / "dst"
+    for d in (src, dst):
+        d.mkdir(mode=0o777)
+    (src / "f").write_text(INSIDE)
+    (src / "f").chmod(0o666)
+    (base / "g").write_text("root file system\n")
+    (base / "g").chmod(0o666)
+    unshare = ["unshare", "-rm" if user == "nobody" else "-m"]
+    require(user, unshare + ["true"])
+    script = (f"mount --bind {src} {dst} && {CAT} {dst}/f {base}/g")
+    stdout, rows, files = traced(user, base / "out",
+                                 unshare + ["sh", "-c", script])
+    assert stdout == INSIDE + "root file system\n"
+    root = subprocess.run(["findmnt", "-n", "-o", "TARGET", "--target",
+                           str(base)], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    (bound,) = ids_of(rows, f"{dst}/f")
+    (plain,) = ids_of(rows, f"{base}/g")
+    assert (files[bound]["mount_point"], files[plain]["mount_point"]) == \
+        (str(dst), root)
+
+
+@pytest.mark.parametrize("user", ["root", "nobody"])
 def test_a_container_root(base, user):
     """bwrap in a user namespace, its root the busybox tree (pivot_root),
     /tmp a tmpfs: a path named from the cwd, an absolute symlink followed,

@@ -733,7 +733,33 @@ static void procfs_auxv_garbage(void)
 	CHECK_UINT(v, 0x7ffd1c5f1000);
 }
 
+/* A mountinfo line: its mount id (statx's STATX_MNT_ID), device, point
+ * (unescaped) and type; a line without the separator is refused. */
+static void procfs_mountinfo_line(void)
+{
+	static const char line[] =
+		"1234 29 254:1 /srv/data /mnt/my\\040data rw,relatime "
+		"shared:1 - ext4 /dev/vda1 rw";
+	static const char *const bad[] = {
+		"x 29 254:1 / / rw - ext4 a b", /* no mount id */
+		"1 2 254:1 / / rw shared:1", /* no " - fstype" */
+	};
+	struct mountinfo_entry m;
+
+	if (!CHECK_INT(parse_mountinfo_line(line, sizeof(line) - 1, &m), 0))
+		return;
+	CHECK_UINT(m.id, 1234);
+	CHECK_UINT(m.major, 254);
+	CHECK_UINT(m.minor, 1);
+	CHECK_STR(m.point, "/mnt/my data");
+	CHECK_STR(m.fstype, "ext4");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_INT(parse_mountinfo_line(bad[i], strlen(bad[i]), &m),
+			  -EINVAL);
+}
+
 const struct unit_test procfs_tests[] = {
+	UNIT_TEST(procfs_mountinfo_line),
 	UNIT_TEST(procfs_auxv_64),
 	UNIT_TEST(procfs_auxv_32),
 	UNIT_TEST(procfs_auxv_garbage),
