@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IOWRAP, run_iowrap
+from conftest import IOWRAP, helper, run_iowrap
 
 
 def test_binary_is_fully_static():
@@ -257,6 +257,22 @@ def test_unwritable_directory_never_changes_the_exit_status(there):
         assert (p.returncode, p.stdout) == (125, "")
     finally:
         shutil.rmtree(base)
+
+
+def test_a_writable_directory_is_taken_where_faccessat2_is_refused(tmp_path):
+    """An old container profile refuses faccessat2 (439), which musl's
+    faccessat(AT_EACCESS) asks, with EPERM: the trace directory that is
+    there and writable is taken all the same (only EACCES and EROFS say
+    it is not)."""
+    out = tmp_path / "t"
+    out.mkdir()
+    p = subprocess.run([helper("denycall"), "439", str(IOWRAP), "-o",
+                        str(out), "--", "sh", "-c", "echo ok"],
+                       capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "ok\n", "")
+    s = json.loads((out / "summary.json").read_text())
+    assert (s["tracing"]["mode"], s["tracing"]["complete"]) == \
+        ("ptrace", True)
 
 
 def limited_to_one_process():
