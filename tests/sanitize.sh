@@ -24,6 +24,12 @@ unit=$?
 	--ignore tests/test_container.py "$@"
 suite=$?
 
+# Where a test takes /proc away from iowrap, the runtime cannot find the
+# stack's bounds nor the executable: its notes of that are no report.
+runtime_notes='^==[0-9]+==WARNING: (ASan is ignoring requested __asan_handle_no_return|reading executable name failed)|^False positive error reports may follow$|^For details see https://github.com/google/sanitizers/issues/189$'
+for f in "$logs"/*; do
+	[ -f "$f" ] && ! grep -qvE "$runtime_notes" "$f" && rm -f "$f"
+done
 if compgen -G "$logs/*" >/dev/null; then
 	cat "$logs"/* >&2
 	echo "sanitize: the sanitizers' reports are above (also in $logs)" >&2
