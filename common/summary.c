@@ -395,7 +395,8 @@ void summary_format(struct strbuf *sb, const struct run_summary *s,
 	for (size_t i = 0; s->command[i]; i++)
 		json_str(&j, NULL, s->command[i]);
 	json_close_array(&j);
-	json_str(&j, "cwd", s->cwd);
+	/* getcwd fails for a directory removed, or too long */
+	json_str(&j, "cwd", s->cwd && s->cwd[0] ? s->cwd : NULL);
 	json_time(&j, "start_time_s", s->start_us);
 	json_time(&j, "end_time_s", s->end_us);
 	json_double(&j, "wall_time_s", (double)(s->end_us - s->start_us) / 1e6,

@@ -259,6 +259,19 @@ def test_unwritable_directory_never_changes_the_exit_status(there):
         shutil.rmtree(base)
 
 
+def test_a_removed_working_directory_is_null_in_the_summary(tmp_path):
+    """getcwd fails in a directory removed: summary.json's cwd is null,
+    "not known" (was "")."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    out = tmp_path / "t"
+    p = subprocess.run(["sh", "-c", f"cd {gone} && rmdir {gone} && "
+                        f"{IOWRAP} -o {out} -- true"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "summary.json").read_text())["cwd"] is None
+
+
 def test_a_writable_directory_is_taken_where_faccessat2_is_refused(tmp_path):
     """An old container profile refuses faccessat2 (439), which musl's
     faccessat(AT_EACCESS) asks, with EPERM: the trace directory that is
