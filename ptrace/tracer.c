@@ -1021,11 +1021,12 @@ static void forget_interrupted(struct tracee *t)
 }
 
 /* The exit stop of an interrupted call; returns a tracee to resume. */
-static struct tracee *on_interrupted(struct tracee *t, int64_t code)
+static struct tracee *on_interrupted(struct tracer *tr, struct tracee *t,
+				     int64_t code)
 {
 	if (code != -ERESTARTNOINTR_CODE)
 		t->intr_code = (int16_t)-code;
-	return iotrace_call_over(&self->tr->io, t);
+	return iotrace_call_over(&tr->io, t);
 }
 
 static bool has_handler(struct tracer *tr, struct tracee *t, int sig)
@@ -1152,7 +1153,7 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 	exit_known = t->call.active && tracee_syscall_info(t->tid, &si) &&
 		     si.op == PTRACE_SYSCALL_INFO_EXIT;
 	if (exit_known && is_restart_code(si.exit.rval)) {
-		next = on_interrupted(t, si.exit.rval);
+		next = on_interrupted(tr, t, si.exit.rval);
 	} else if (exit_known) {
 		next = iotrace_exit(&tr->io, t, &si);
 		decoded = true;
