@@ -337,6 +337,12 @@ void file_add_path(struct file_table *ft, uint64_t id, const char *path)
 		add_path(&ft->files[id - 1], path);
 }
 
+void file_in_trace(struct file_table *ft, uint64_t id)
+{
+	if (id >= 1 && id <= ft->nfiles)
+		ft->files[id - 1].in_trace = true;
+}
+
 void file_closed(struct file_table *ft, uint64_t id, int64_t size)
 {
 	if (id >= 1 && id <= ft->nfiles && ft->files[id - 1].regular)
@@ -535,6 +541,8 @@ void file_table_write(struct file_table *ft, struct trace_sink *sink)
 			.npaths = f->npaths + f->paths_dropped,
 		};
 
+		if (!f->in_trace)
+			continue;
 		sb_reset(&paths);
 		argv_quote_vector(&paths, f->paths);
 		rec.paths = sb_str(&paths);

@@ -29,6 +29,10 @@ struct file_info {
 	 * inode number is another file. */
 	uint64_t birth;
 	bool gone; /* its last name was removed: (dev, ino) may be reused */
+	/* A row of io.csv names it: only those are in files.csv (a file
+	 * met only where it is not traced, an excluded path, has an id
+	 * but no row). */
+	bool in_trace;
 	/* A regular file: the only kind with sizes in files.csv (a
 	 * directory's st_size is its file system's business). */
 	bool regular;
@@ -149,7 +153,9 @@ void file_add_path(struct file_table *ft, uint64_t id, const char *path);
 void file_gone(struct file_table *ft, uint64_t dev, uint64_t ino);
 /* File id had no name left when its last descriptor closed: freed. */
 void file_freed(struct file_table *ft, uint64_t id);
-/* Writes the files.csv rows. */
+/* A row of io.csv names file id. */
+void file_in_trace(struct file_table *ft, uint64_t id);
+/* Writes the files.csv rows: the files a row of io.csv names. */
 void file_table_write(struct file_table *ft, struct trace_sink *sink);
 
 #endif

@@ -1044,6 +1044,7 @@ static void emit(struct iotrace *io, struct tracee *t, const struct op *op)
 	} else {
 		ev.inode_id = op->inode_id;
 	}
+	file_in_trace(&io->files, ev.inode_id);
 	trace_io(io->sink, &ev);
 }
 

@@ -179,6 +179,13 @@ def test_include_and_exclude(workdir, tmp_path):
                for r in rows)
     assert not any(r["path"].startswith(str(workdir / "skip"))
                    for r in rows)
+    # files.csv has the files io.csv names, no excluded one (nor /proc,
+    # where the shell's libc looks), and the mounts count only those.
+    files = list(csv.DictReader(open(t.dir / "files.csv")))
+    named = {r["inode"] for r in rows} - {"0"}
+    assert sorted(f["inode"] for f in files) == sorted(named)
+    assert not any(str(workdir / "skip") in f["paths"] for f in files)
+    assert sum(m["files"] for m in t.summary["mounts"]) == len(files)
 
 
 def test_the_longest_prefix_decides(workdir, tmp_path):
