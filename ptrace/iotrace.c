@@ -1291,6 +1291,11 @@ static void dup_to(struct iotrace *io, struct tracee *t, int oldfd, int newfd,
 	install_fd(t, newfd, o, cloexec);
 }
 
+/* The status flags F_SETFL changes (the kernel's SETFL_MASK; the same
+ * values for i386 and x32); the others it leaves as they are. */
+#define SETFL_FLAGS \
+	((uint32_t)(O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME | O_NONBLOCK))
+
 static void on_fcntl(struct iotrace *io, struct tracee *t, int64_t ret)
 {
 	int fd = arg_fd(t, 0);
@@ -1311,8 +1316,8 @@ static void on_fcntl(struct iotrace *io, struct tracee *t, int64_t ret)
 	case F_SETFL:
 		o = lookup_fd(io, t, fd);
 		if (o)
-			o->flags = (o->flags & ~(uint32_t)O_APPEND) |
-				   ((uint32_t)t->call.args[2] & O_APPEND);
+			o->flags = (o->flags & ~SETFL_FLAGS) |
+				   ((uint32_t)t->call.args[2] & SETFL_FLAGS);
 		break;
 	}
 }
@@ -1382,18 +1387,32 @@ static bool writes_at_end(const struct tracee *t, const struct ofd *o)
 }
 
 /* A read or write at the file position (pos < 0) or at pos. */
+/* on_data's pos of a call at the file position (read, write, preadv2's
+ * -1); any other negative one the kernel refuses (EINVAL), using none. */
+#define AT_FILE_POSITION INT64_MIN
+
+/* preadv's and pwritev's offset; preadv2's and pwritev2's -1 is the file
+ * position. */
+static int64_t vector_offset(const struct tracee *t)
+{
+	int64_t pos = arg_off64(t, 3);
+	bool v2 = t->call.id == SC_PREADV2 || t->call.id == SC_PWRITEV2;
+
+	return v2 && pos == -1 ? AT_FILE_POSITION : pos;
+}
+
 static void on_data(struct iotrace *io, struct tracee *t, char type,
 		    uint64_t size, int64_t pos, int64_t ret)
 {
 	struct ofd *o = lookup_fd(io, t, arg_fd(t, 0));
 	struct op op = { .type = type, .result = ret, .size = size };
-	bool at_position = pos < 0;
+	bool at_position = pos == AT_FILE_POSITION;
 
 	if (!o || !o->traced)
 		return; /* counted at exit: rchar and wchar say how much */
 	op.ofd = o;
 	op.flags = o->flags;
-	op.offset = at_position ? o->offset : pos;
+	op.offset = at_position ? o->offset : pos < 0 ? -1 : pos;
 	if (ret > 0 && writes_at_end(t, o)) {
 		/* It wrote at the end: where that was, the size says.  A
 		 * pwrite leaves the file position where it was.  A write of
@@ -1895,6 +1914,23 @@ static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 	sb_release(&path);
 }
 
+/* A stat of what its descriptor argument names (AT_EMPTY_PATH): that
+ * descriptor's file, or with AT_FDCWD the cwd. */
+static void on_stat_empty_path(struct iotrace *io, struct tracee *t,
+			       int64_t ret)
+{
+	struct strbuf cwd;
+
+	if (arg_fd(t, 0) != AT_FDCWD) {
+		on_stat_fd(io, t, arg_fd(t, 0), ret);
+		return;
+	}
+	sb_init(&cwd, TRACE_PATH_MAX);
+	resolve_at(io, t, AT_FDCWD, ".", &cwd);
+	emit_path_op(io, t, 'S', sb_str(&cwd), ret, 0);
+	sb_release(&cwd);
+}
+
 /* Whether path is a directory; one not looked up (path_stat) may be. */
 static bool is_dir(struct iotrace *io, const struct tracee *t, const char *path)
 {
@@ -1973,7 +2009,11 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 		op.path2 = sb_str(&to);
 		if (type == 'N' && ret == 0)
 			note_rename(io, t, op.path, op.path2);
-		if (!excluded(io, op.path2))
+		/* A traced file moved or linked out of what is traced is
+		 * as much its operation as one moved in; a symlink's
+		 * target is no name of the task's. */
+		if (!excluded(io, op.path2) ||
+		    (!(type == 'H' && dirfd1 == -1) && !excluded(io, op.path)))
 			emit(io, t, &op);
 	}
 	sb_release(&from);
@@ -2593,6 +2633,26 @@ static void note_new_fd(struct iotrace *io, struct tracee *t, int64_t fd)
 		lookup_fd(io, t, (int)fd);
 }
 
+/*
+ * open_by_handle_at(mount_fd, handle, flags) opens a file that no path
+ * names: its row has the kernel's name for it.  One that failed names
+ * nothing, and has no row.
+ */
+static void on_open_by_handle(struct iotrace *io, struct tracee *t, int64_t ret)
+{
+	struct op op = { .type = 'O',
+			 .result = ret,
+			 .flags = (uint32_t)t->call.args[2] };
+
+	if (ret < 0 || ret > INT32_MAX)
+		return;
+	op.ofd = lookup_fd(io, t, (int)ret);
+	if (!op.ofd || !op.ofd->traced)
+		return;
+	op.path = op.ofd->path;
+	emit(io, t, &op);
+}
+
 #define MAX_RIGHTS_BYTES 4096
 
 /* The descriptors an SCM_RIGHTS message brought (x86_64 layouts). */
@@ -2707,8 +2767,10 @@ static void exit_files(struct iotrace *io, struct tracee *t, int64_t ret)
 		break;
 	case SC_PIDFD_GETFD:
 	case SC_MEMFD_CREATE:
-	case SC_OPEN_BY_HANDLE_AT:
 		note_new_fd(io, t, ret);
+		break;
+	case SC_OPEN_BY_HANDLE_AT:
+		on_open_by_handle(io, t, ret);
 		break;
 	default:
 		break;
@@ -2789,7 +2851,7 @@ static void exit_meta(struct iotrace *io, struct tracee *t, int64_t ret)
 	case SC_FACCESSAT:
 	case SC_FACCESSAT2:
 		if (t->call.empty_path)
-			on_stat_fd(io, t, arg_fd(t, 0), ret);
+			on_stat_empty_path(io, t, ret);
 		else
 			on_path_op(io, t, 'S', arg_fd(t, 0), a[1], ret, 0);
 		break;
@@ -2836,10 +2898,10 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 	io->syscall_stops++;
 	switch (t->call.id) {
 	case SC_READ:
-		on_data(io, t, 'R', a[2], -1, ret);
+		on_data(io, t, 'R', a[2], AT_FILE_POSITION, ret);
 		break;
 	case SC_WRITE:
-		on_data(io, t, 'W', a[2], -1, ret);
+		on_data(io, t, 'W', a[2], AT_FILE_POSITION, ret);
 		break;
 	case SC_PREAD:
 		on_data(io, t, 'R', a[2], arg_off64(t, 3), ret);
@@ -2848,20 +2910,22 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 		on_data(io, t, 'W', a[2], arg_off64(t, 3), ret);
 		break;
 	case SC_READV:
-		on_data(io, t, 'R', iov_total(io, t, a[1], (int)a[2]), -1, ret);
+		on_data(io, t, 'R', iov_total(io, t, a[1], (int)a[2]),
+			AT_FILE_POSITION, ret);
 		break;
 	case SC_WRITEV:
-		on_data(io, t, 'W', iov_total(io, t, a[1], (int)a[2]), -1, ret);
+		on_data(io, t, 'W', iov_total(io, t, a[1], (int)a[2]),
+			AT_FILE_POSITION, ret);
 		break;
 	case SC_PREADV:
 	case SC_PREADV2:
 		on_data(io, t, 'R', iov_total(io, t, a[1], (int)a[2]),
-			arg_off64(t, 3), ret);
+			vector_offset(t), ret);
 		break;
 	case SC_PWRITEV:
 	case SC_PWRITEV2:
 		on_data(io, t, 'W', iov_total(io, t, a[1], (int)a[2]),
-			arg_off64(t, 3), ret);
+			vector_offset(t), ret);
 		break;
 	case SC_LSEEK:
 	case SC_LLSEEK:

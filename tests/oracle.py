@@ -283,6 +283,15 @@ def io_rows(trace):
     return list(csv.DictReader(io.StringIO(data, newline="")))
 
 
+def opened_rows(trace, path):
+    """The rows of the handle the one O row of path got, that O row
+    first."""
+    rows = io_rows(trace)
+    (handle,) = [r["handle"] for r in rows
+                 if r["type"] == "O" and r["path"] == str(path)]
+    return [r for r in rows if r["handle"] == handle]
+
+
 def file_first_paths(trace):
     """files.csv: inode id -> the first path it was seen under, for a
     handle that has no O row (a descriptor received over a socket after

@@ -22,8 +22,8 @@ import pytest
 from conftest import (FILTER_MODE, IOWRAP, BusyCPUs, helper, run_iowrap,
                       set_no_new_privs)
 from oracle import (LINE, assert_rchar_wchar_add_up, assert_same_ops, io_rows,
-                    iowrap_ops, moved_untraced, strace_logs, strace_ops,
-                    thread_owners)
+                    iowrap_ops, moved_untraced, opened_rows, strace_logs,
+                    strace_ops, thread_owners)
 
 # Every test twice: with the plain filter (root's, as here) and the
 # descriptor-scoped one (under NO_NEW_PRIVS: an unprivileged user's).
@@ -186,6 +186,130 @@ def test_include_and_exclude(workdir, tmp_path):
     assert sorted(f["inode"] for f in files) == sorted(named)
     assert not any(str(workdir / "skip") in f["paths"] for f in files)
     assert sum(m["files"] for m in t.summary["mounts"]) == len(files)
+
+
+def test_a_traced_file_moved_or_linked_out_of_what_is_traced(workdir,
+                                                             tmp_path):
+    """A rename or link is a row where either name is traced: a traced
+    file moved or linked into an excluded directory is as much its
+    operation as one moved back.  Before, only the new name counted: the
+    first two had no row.  A symlink into it has none (its target is a
+    string, no name of the task's)."""
+    ex = workdir / "ex"
+    ex.mkdir()
+    (workdir / "f1").write_text("1")
+    (workdir / "f2").write_text("2")
+    t = run_iowrap(["--level", "files", "--exclude", str(ex), "--", "sh",
+                    "-c", "mv f1 ex/f1 && ln f2 ex/f2 && ln -s ../f2 ex/s "
+                    "&& mv ex/f1 back"], outdir=tmp_path / "t", cwd=workdir)
+    assert t.returncode == 0, t.stderr
+    rows = [(r["type"], r["result"], r["path"], r["path2"])
+            for r in io_rows(t) if r["type"] in ("N", "H")]
+    w = str(workdir)
+    assert rows == [("N", "0", f"{w}/f1", f"{w}/ex/f1"),
+                    ("H", "0", f"{w}/f2", f"{w}/ex/f2"),
+                    ("N", "0", f"{w}/ex/f1", f"{w}/back")]
+
+
+def test_stats_of_the_cwd_by_an_empty_path(tmp_path):
+    """fstatat and statx of AT_FDCWD with an empty path (or statx's
+    NULL) and AT_EMPTY_PATH look at the cwd: a row each, of the cwd's
+    file.  Before, the tracer looked for a descriptor -100: no row."""
+    script = ("import ctypes\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              "buf = ctypes.create_string_buffer(512)\n"
+              "assert libc.fstatat(-100, b'', buf, 0x1000) == 0\n"
+              "assert libc.statx(-100, b'', 0x1000, 0x7ff, buf) == 0\n"
+              "assert libc.statx(-100, None, 0x1000, 0x7ff, buf) == 0\n")
+    work = tmp_path / "w"
+    work.mkdir()
+    t = run_iowrap(["--level", "files", "--", "/usr/bin/python3", "-I",
+                    "-S", "-c", script], outdir=tmp_path / "t", cwd=work)
+    assert t.returncode == 0, t.stderr
+    (cwd_id,) = [f["inode"] for f in csv.DictReader(open(t.dir / "files.csv"))
+                 if f["paths"] == str(work)]
+    rows = [(r["type"], r["result"], r["inode"]) for r in io_rows(t)
+            if r["path"] == str(work)]
+    assert rows == [("S", "0", cwd_id)] * 3
+
+
+def test_the_flags_fcntl_sets(tmp_path):
+    """F_SETFL changes O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME and
+    O_NONBLOCK of the description: the rows after it have them.  Before,
+    only O_APPEND was followed."""
+    out = tmp_path / "out"
+    script = ("import fcntl, os\n"
+              f"fd = os.open({str(out)!r}, os.O_WRONLY | os.O_CREAT)\n"
+              "os.write(fd, b'a')\n"
+              "fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK | os.O_APPEND)\n"
+              "os.write(fd, b'b')\n"
+              "fcntl.fcntl(fd, fcntl.F_SETFL, os.O_RDONLY)\n"
+              "os.write(fd, b'c')\n")
+    t = run_python("full", script, tmp_path, tmp_path)
+    assert t.returncode == 0, t.stderr
+    flags = [int(r["flags"], 16) for r in opened_rows(t, out)
+             if r["type"] in ("O", "W")]
+    opened = flags[0]
+    assert opened & (os.O_WRONLY | os.O_CREAT) == os.O_WRONLY | os.O_CREAT
+    assert flags == [opened, opened, opened | os.O_NONBLOCK | os.O_APPEND,
+                     opened]
+
+
+def test_a_negative_offset_is_no_position(tmp_path):
+    """pread and pwrite at a negative offset fail with EINVAL, at no
+    position: offset -1.  Before, the rows had the file position, which
+    they neither used nor moved."""
+    f = tmp_path / "f"
+    f.write_bytes(b"0123456789" * 2)
+    script = ("import errno, os\n"
+              f"fd = os.open({str(f)!r}, os.O_RDWR)\n"
+              "os.lseek(fd, 10, os.SEEK_SET)\n"
+              "for call in (lambda: os.pread(fd, 5, -5),\n"
+              "             lambda: os.pwrite(fd, b'x' * 5, -5)):\n"
+              "    try:\n"
+              "        call()\n"
+              "    except OSError as e:\n"
+              "        assert e.errno == errno.EINVAL\n"
+              "assert os.read(fd, 3) == b'012'\n")
+    t = run_python("full", script, tmp_path, tmp_path)
+    assert t.returncode == 0, t.stderr
+    assert [(r["type"], r["result"], r["offset"], r["size"])
+            for r in opened_rows(t, f) if r["type"] in ("R", "W")] == [
+        ("R", "-22", "-1", "5"), ("W", "-22", "-1", "5"),
+        ("R", "3", "10", "3")]
+
+
+@pytest.mark.skipif(os.geteuid() != 0,
+                    reason="open_by_handle_at needs CAP_DAC_READ_SEARCH")
+def test_open_by_handle_is_an_open(tmp_path):
+    """open_by_handle_at opens a file no path names: an O row with the
+    kernel's name for it, and files.csv counts the open.  Before, it was
+    no traced call at all (the descriptor-scoped filter's only): its
+    handle had R and C rows and no O."""
+    data = tmp_path / "data"
+    data.write_bytes(b"x" * 5000)
+    script = ("import ctypes, os\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              "h = ctypes.create_string_buffer(8 + 128)\n"
+              "ctypes.c_uint.from_buffer(h).value = 128\n"
+              "mid = ctypes.c_int()\n"
+              "assert libc.name_to_handle_at(-100, b'data', h, "
+              "ctypes.byref(mid), 0) == 0\n"
+              "m = os.open('.', os.O_RDONLY)\n"
+              "g = libc.open_by_handle_at(m, h, os.O_RDONLY)\n"
+              "assert g >= 0, ctypes.get_errno()\n"
+              "os.read(g, 1000)\n"
+              "os.close(g)\n")
+    t = run_python("full", script, tmp_path, tmp_path)
+    assert t.returncode == 0, t.stderr
+    rows = opened_rows(t, data)
+    assert [(r["type"], r["result"]) for r in rows[1:]] == [("R", "1000"),
+                                                          ("C", "0")]
+    assert (rows[0]["type"], rows[0]["flags"]) == ("O", "0x00000000")
+    assert int(rows[0]["result"]) >= 3
+    (f,) = [f for f in csv.DictReader(open(t.dir / "files.csv"))
+            if f["paths"] == str(data)]
+    assert (f["opens"], f["reads"]) == ("1", "1")
 
 
 def test_the_longest_prefix_decides(workdir, tmp_path):
