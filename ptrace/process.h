@@ -79,6 +79,9 @@ struct tracee {
 	 */
 	bool unannounced;
 	bool held;
+	/* Left at its entry stop behind another thread's call on the same
+	 * file (ENTRY_HOLD) until that call's end resumes it. */
+	bool queued;
 	bool release_mailed; /* held: its tracer thread is told to let go */
 	int64_t held_since_us; /* monotonic */
 	/* Parked and detached for another tracer thread, not seized yet. */

@@ -53,6 +53,7 @@ struct pending_resume {
 	pid_t tid;
 	int request; /* PTRACE_CONT, PTRACE_SYSCALL or PTRACE_SINGLESTEP */
 	int sig;
+	bool queued; /* from its entry stop, where it was queued */
 };
 
 /*
@@ -169,16 +170,34 @@ static void resume(struct tracee *t, int sig)
 		w->resumes = xrealloc(w->resumes,
 				      w->resumes_alloc * sizeof(*w->resumes));
 	}
-	w->resumes[w->nresumes++] =
-		(struct pending_resume){ t->tid, resume_request(t), sig };
+	w->resumes[w->nresumes++] = (struct pending_resume){ t->tid,
+							     resume_request(t),
+							     sig, t->queued };
+	t->queued = false;
+}
+
+/*
+ * Whether a thread queued at its entry stop has left it since: a SIGKILL
+ * (another thread's exit_group or exec) woke it, the kernel skipped its
+ * call, and it is at its exit stop, where PTRACE_GET_SYSCALL_INFO finds
+ * no syscall.  Resumed, it would go on from there before waitpid
+ * reported that stop, which then never comes.
+ */
+static bool queued_and_gone_on(const struct pending_resume *r)
+{
+	struct ptrace_syscall_info si;
+
+	return r->queued && tracee_syscall_info(r->tid, &si) &&
+	       si.op == PTRACE_SYSCALL_INFO_NONE;
 }
 
 /* The resumes decided under the lock, after it. */
 static void resume_pending(struct worker *w)
 {
 	for (size_t i = 0; i < w->nresumes; i++)
-		ptrace(w->resumes[i].request, w->resumes[i].tid, 0L,
-		       (long)w->resumes[i].sig);
+		if (!queued_and_gone_on(&w->resumes[i]))
+			ptrace(w->resumes[i].request, w->resumes[i].tid, 0L,
+			       (long)w->resumes[i].sig);
 	w->nresumes = 0;
 }
 
@@ -1101,12 +1120,29 @@ static bool is_step_trap(const struct tracee *t, int sig)
 	       si.si_code == SIGTRAP;
 }
 
+/*
+ * Whether t, reported at a syscall stop, has left it already: a SIGKILL
+ * (another thread's exit_group or exec, a fatal signal) woke it after the
+ * stop was reported, and it is on its way to its exit stop or in it,
+ * where PTRACE_GET_SYSCALL_INFO finds no syscall.  known and si are that
+ * call's outcome, errno its error.  Such a thread is not resumed: that
+ * would let it go on from its exit stop before waitpid reported that
+ * stop, which then never comes, and a call in flight is decoded there
+ * (finish_killed_call).
+ */
+static bool left_the_stop(bool known, const struct ptrace_syscall_info *si)
+{
+	return known ? si->op == PTRACE_SYSCALL_INFO_NONE : errno == ESRCH;
+}
+
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
 	enum entry_next next = ENTRY_RESUME;
 	bool known = tracee_syscall_info(t->tid, &si);
 
+	if (left_the_stop(known, &si))
+		return; /* its call never ran */
 	forget_interrupted(t); /* it restarted, or another call came */
 	if (known && foreign_stop(&si)) {
 		fail_as_untraced(tr, t);
@@ -1135,13 +1171,15 @@ static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
 	/* Held: end_call() or the exit of the call before resumes it. */
 	if (next != ENTRY_HOLD)
 		resume(t, 0);
+	else
+		t->queued = true;
 }
 
 static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 {
 	struct ptrace_syscall_info si;
 	struct tracee *next = NULL;
-	bool decoded = false, here = true, exit_known;
+	bool decoded = false, here = true, known, exit_known;
 
 	if (t->call.skip_entry) {
 		/* Kernels < 4.8: the syscall-enter-stop after the seccomp stop. */
@@ -1150,8 +1188,10 @@ static void handle_syscall_stop(struct tracer *tr, struct tracee *t)
 		return;
 	}
 
-	exit_known = t->call.active && tracee_syscall_info(t->tid, &si) &&
-		     si.op == PTRACE_SYSCALL_INFO_EXIT;
+	known = t->call.active && tracee_syscall_info(t->tid, &si);
+	if (t->call.active && left_the_stop(known, &si))
+		return; /* its call ends at its exit stop, or its death */
+	exit_known = known && si.op == PTRACE_SYSCALL_INFO_EXIT;
 	if (exit_known && is_restart_code(si.exit.rval)) {
 		next = on_interrupted(tr, t, si.exit.rval);
 	} else if (exit_known) {
@@ -1367,6 +1407,8 @@ static void handle_stop(struct tracer *tr, pid_t tid, int status)
 		restore_parked(t);
 	/* Out of its hold (a SIGKILL woke it): not to be resumed again. */
 	t->exec_held = false;
+	/* Seen at a stop of its own: resumed from that one. */
+	t->queued = false;
 
 	if (sig == SYSCALL_STOP) {
 		handle_syscall_stop(tr, t);

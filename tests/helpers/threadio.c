@@ -20,6 +20,10 @@
  *   threadio killwrite FILE   a thread writes 128 MiB to FILE in one call;
  *                             2 ms after it starts, the main thread calls
  *                             exit (exit_group), which cuts it short
+ *   threadio appenders FILE   8 threads append 10 bytes at a time to FILE
+ *                             (one O_APPEND description) until, 20 ms
+ *                             after they were started, the main thread
+ *                             calls _exit (exit_group)
  *
  * FILE must hold at least 4096 bytes.
  */
@@ -211,6 +215,32 @@ static int killwrite(void)
 	exit(0);
 }
 
+#define APPENDERS 8
+
+static void *append_for_ever(void *arg)
+{
+	int fd = *(int *)arg;
+
+	while (write(fd, "0123456789", 10) >= 0)
+		;
+	return NULL;
+}
+
+static int appenders(void)
+{
+	static int fd;
+	pthread_t t;
+
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+	if (fd < 0)
+		return 2;
+	for (int i = 0; i < APPENDERS; i++)
+		if (pthread_create(&t, NULL, append_for_ever, &fd) != 0)
+			return 2;
+	usleep(20000);
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -234,7 +264,12 @@ int main(int argc, char **argv)
 		file = argv[2];
 		return killwrite();
 	}
+	if (argc == 3 && strcmp(argv[1], "appenders") == 0) {
+		file = argv[2];
+		return appenders();
+	}
 	fprintf(stderr, "usage: threadio readers FILE N | exec FILE | "
-			"execrace FILE | leaderexit FILE | killwrite FILE\n");
+			"execrace FILE | leaderexit FILE | killwrite FILE | "
+			"appenders FILE\n");
 	return 2;
 }
