@@ -733,6 +733,77 @@ static size_t last_dotdot_end(const char *path)
 }
 
 /*
+ * openat2(2) of name from dir; where the kernel has none (ENOSYS: before
+ * Linux 5.6; EPERM: a container's seccomp profile from before it knew
+ * openat2), openat(2) with its flags, unless the task may serve a file
+ * system (no walk through the caches alone then).
+ */
+static int open_how_at(const struct iotrace *io, int dir, const char *name,
+		       const struct open_how *how)
+{
+	int fd = (int)syscall(SYS_openat2, dir, name, how, sizeof(*how));
+
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM) && !io->serves_fuse)
+		fd = openat(dir, name, (int)how->flags);
+	return fd;
+}
+
+/*
+ * open_how_at of path from dir.  A path the kernel takes in no one call
+ * (PATH_MAX bytes with its NUL: a deep directory that the task reached
+ * through a dirfd) is walked in pieces that end at a slash, each a
+ * directory to go on from: no "." nor ".." is left in path
+ * (resolve_at), so each name is looked up where the kernel looked it up.
+ * In a view of its own, the pieces after the first are walked beneath
+ * their directory (RESOLVE_IN_ROOT would make it the root, and no flag
+ * makes the process's root the root there): a symlink that leads out of
+ * it (absolute, or up with "..") fails (EXDEV), and the path is not
+ * looked at.
+ */
+static int open_in_pieces(const struct iotrace *io, uint32_t view, int dir,
+			  const char *path, struct open_how how)
+{
+	struct open_how dir_how = how;
+	char piece[PATH_MAX];
+	int fd, own = -1, err;
+
+	dir_how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	while (strnlen(path, PATH_MAX) == PATH_MAX) {
+		size_t n = PATH_MAX - 1;
+
+		while (n > 0 && path[n] != '/')
+			n--;
+		if (n == 0) { /* a name longer than NAME_MAX */
+			errno = ENAMETOOLONG;
+			fd = -1;
+			goto out;
+		}
+		memcpy(piece, path, n);
+		piece[n] = '\0';
+		fd = open_how_at(io, dir, piece, &dir_how);
+		if (fd < 0)
+			goto out;
+		if (own >= 0)
+			close(own);
+		dir = own = fd;
+		while (path[n] == '/')
+			n++;
+		path += n;
+		if (view)
+			dir_how.resolve = how.resolve =
+				(how.resolve & ~(uint64_t)RESOLVE_IN_ROOT) |
+				RESOLVE_BENEATH;
+	}
+	fd = open_how_at(io, dir, *path ? path : ".", &how);
+out:
+	err = errno;
+	if (own >= 0)
+		close(own);
+	errno = err;
+	return fd;
+}
+
+/*
  * An O_PATH descriptor of path as t's process names it.  In a view of its
  * own (another mount namespace or root), under its /proc/TID/root, with
  * RESOLVE_IN_ROOT: an absolute symlink leads to its root, not the
@@ -751,22 +822,15 @@ static int open_path(struct iotrace *io, uint32_t view, pid_t tid,
 	int root, fd, err;
 
 	if (!view)
-		return (int)syscall(SYS_openat2, AT_FDCWD, path, &how,
-				    sizeof(how));
+		return open_in_pieces(io, view, AT_FDCWD, path, how);
 	snprintf(link, sizeof(link), "%d/root", (int)tid);
 	root = openat(io->procfd, link, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return -1;
 	how.resolve |= RESOLVE_IN_ROOT;
-	fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
-	/* ENOSYS: before Linux 5.6; EPERM: a container's seccomp profile
-	 * from before it knew openat2. */
-	if (fd < 0 && (errno == ENOSYS || errno == EPERM) && !io->serves_fuse)
-		fd = openat(root,
-			    path[0] != '/' ? path :
-			    path[1]	   ? path + 1 :
-					     ".",
-			    (int)how.flags);
+	/* relative to root, also for openat without openat2 */
+	fd = open_in_pieces(io, view, root, path[0] == '/' ? path + 1 : path,
+			    how);
 	err = errno;
 	close(root);
 	errno = err;
@@ -789,7 +853,7 @@ static int path_stat(struct iotrace *io, const struct tracee *t,
 	uint32_t view = process_view(io, t->proc, t->tid);
 	int fd, ret;
 
-	if (!view && !io->serves_fuse)
+	if (!view && !io->serves_fuse && strnlen(path, PATH_MAX) < PATH_MAX)
 		return stat_cached(AT_FDCWD, path,
 				   follow ? 0 : AT_SYMLINK_NOFOLLOW, true, st,
 				   extra);

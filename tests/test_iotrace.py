@@ -1914,6 +1914,52 @@ def test_paths_below_a_cwd_longer_than_the_kernel_reports(tmp_path):
     assert t.summary["tracing"]["problems"] == []
 
 
+LONG_PATH_STATS = """import os
+d = os.open('.', os.O_RDONLY)
+for i in range(25):
+    name = chr(97 + i) + 'd' * 199
+    os.mkdir(name, dir_fd=d)
+    e = os.open(name, os.O_RDONLY, dir_fd=d); os.close(d); d = e
+f = os.open('file', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d)
+os.write(f, b'hello'); os.close(f)
+os.symlink('file', 'lnk', dir_fd=d)
+os.stat('file', dir_fd=d)
+os.access('file', os.R_OK, dir_fd=d)
+os.stat('lnk', dir_fd=d)
+os.stat('lnk', dir_fd=d, follow_symlinks=False)
+os.fchdir(d)
+os.truncate('file', 3)
+print(os.path.getsize(f'/proc/self/fd/{d}/file'))
+"""
+
+
+def test_stats_of_a_path_longer_than_path_max(tmp_path):
+    """A file 25 directories of 200 bytes deep (more than 5,000 bytes),
+    reached through dirfds: its stat, access and truncate by name count for
+    it (the tracer's own stat of a path that long failed with ENAMETOOLONG:
+    no file, and no stats in files.csv); through a symlink too, but not
+    an lstat of the link, as for a short path."""
+    t, root = run_python_in(tmp_path, LONG_PATH_STATS)
+    assert t.stdout == "3\n"
+    deep = "/".join([str(root)] + [chr(97 + i) + "d" * 199
+                                   for i in range(25)])
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    (opened,) = [r for r in rows if r["type"] == "O"
+                 and r["path"] == f"{deep}/file"]
+    assert len(opened["path"]) > 5000
+    by_name = [(r["type"], r["result"], r["path"][len(deep):], r["inode"])
+               for r in rows if r["handle"] == "0"
+               and r["path"] in (f"{deep}/file", f"{deep}/lnk")]
+    i = opened["inode"]
+    assert by_name == [("S", "0", "/file", i), ("S", "0", "/file", i),
+                       ("S", "0", "/lnk", i), ("S", "0", "/lnk", "0"),
+                       ("T", "0", "/file", i)]
+    (f,) = [f for f in csv.DictReader(open(t.dir / "files.csv"))
+            if f["inode"] == i]
+    assert (f["opens"], f["stats"]) == ("1", "3")
+    assert t.summary["tracing"]["problems"] == []
+
+
 def test_a_path_too_long_to_write_is_cut_and_said_so(tmp_path):
     """A path longer than the trace takes (64 KiB) is cut there, and the
     summary's problems say how many were."""
