@@ -732,6 +732,69 @@ static size_t last_dotdot_end(const char *path)
 	return end;
 }
 
+#define MAGIC_LINK_SIZE 64
+
+/*
+ * Where a name of t's leads anywhere: a link of its own /proc entry that
+ * the kernel follows to a file or directory wherever it is (fd/N or cwd,
+ * of /proc/self, /proc/thread-self, or /proc/PID with its pid or tid;
+ * /dev/fd/N, /dev/stdin, /dev/stdout and /dev/stderr, links to
+ * /proc/self/fd/N).  That link under /proc ("PID/fd/N") in link, and
+ * what path names after it ("" or "/..."); NULL for any other path
+ * (/proc/self/root/... too: a stat there is how a program looks at a file
+ * untraced, tests/helpers/randio.c).
+ */
+static const char *magic_link(const char *path, const struct tracee *t,
+			      char link[MAGIC_LINK_SIZE])
+{
+	static const char *const std_names[] = { "/dev/stdin", "/dev/stdout",
+						 "/dev/stderr" };
+	pid_t pid = t->proc->rec.pid;
+	char owner[MAGIC_LINK_SIZE / 2];
+	const char *s = NULL;
+	char *end;
+	long n;
+
+	if (strncmp(path, "/dev/", 5) != 0 && strncmp(path, "/proc/", 6) != 0)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(std_names); i++)
+		if (under(path, std_names[i])) {
+			snprintf(link, MAGIC_LINK_SIZE, "%d/fd/%zu", (int)pid,
+				 i);
+			return path + strlen(std_names[i]);
+		}
+	snprintf(owner, sizeof(owner), "%d", (int)pid);
+	if (strncmp(path, "/dev/fd/", 8) == 0) {
+		s = path + 4;
+	} else if (strncmp(path, "/proc/self/", 11) == 0) {
+		s = path + 10;
+	} else if (strncmp(path, "/proc/thread-self/", 18) == 0) {
+		snprintf(owner, sizeof(owner), "%d/task/%d", (int)pid,
+			 (int)t->tid);
+		s = path + 17;
+	} else if (strncmp(path, "/proc/", 6) == 0 && path[6] >= '1' &&
+		   path[6] <= '9') {
+		n = strtol(path + 6, &end, 10);
+		if (n != pid && n != t->tid)
+			return NULL;
+		snprintf(owner, sizeof(owner), "%ld", n);
+		s = end;
+	}
+	if (s && strncmp(s, "/fd/", 4) == 0 && s[4] >= '0' && s[4] <= '9') {
+		errno = 0;
+		n = strtol(s + 4, &end, 10);
+		if (errno || n > INT_MAX || (*end != '/' && *end != '\0'))
+			return NULL;
+		snprintf(link, MAGIC_LINK_SIZE, "%s/fd/%ld", owner, n);
+		return end;
+	}
+	if (s && under(s, "/cwd")) {
+		snprintf(link, MAGIC_LINK_SIZE, "%s/cwd", owner);
+		return s + 4;
+	}
+	return NULL;
+}
+
 /*
  * openat2(2) of name from dir; where the kernel has none (ENOSYS: before
  * Linux 5.6; EPERM: a container's seccomp profile from before it knew
@@ -851,8 +914,14 @@ static int path_stat(struct iotrace *io, const struct tracee *t,
 		     struct stat_extra *extra)
 {
 	uint32_t view = process_view(io, t->proc, t->tid);
+	char link[MAGIC_LINK_SIZE];
 	int fd, ret;
 
+	/* The tracer's /proc/self is not t's (take_magic_name). */
+	if (magic_link(path, t, link)) {
+		errno = ENOENT;
+		return -1;
+	}
 	if (!view && !io->serves_fuse && strnlen(path, PATH_MAX) < PATH_MAX)
 		return stat_cached(AT_FDCWD, path,
 				   follow ? 0 : AT_SYMLINK_NOFOLLOW, true, st,
@@ -1907,6 +1976,90 @@ static int stat_through_own_fd(const char *path, const struct tracee *t)
 /* ---- names -------------------------------------------------------- */
 
 /*
+ * A name of t's that leads anywhere (magic_link) names, in the trace, what
+ * it led to, as an open by that name does (describe_ofd): the kernel's
+ * name for the file (follow: a stat or truncate, where it exists), else
+ * for the directory it is in, followed by its last component (a name
+ * operation: the name it made, removed or renamed).  Left as it is (an
+ * excluded path) where the tracer cannot follow it (the kernel names no
+ * such directory, deeper than 4095 bytes; in a view of its own, a
+ * symbolic link after the magic link that leads out of where it is:
+ * open_in_pieces).
+ */
+static void take_magic_name(struct iotrace *io, const struct tracee *t,
+			    struct strbuf *path, bool follow)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = io->serves_fuse ? RESOLVE_CACHED : 0,
+	};
+	char link[MAGIC_LINK_SIZE];
+	const char *rest = magic_link(sb_str(path), t, link), *last;
+	uint32_t view;
+	struct strbuf name;
+	int base, dir, fd = -1;
+
+	if (!rest || (!*rest && !follow))
+		return;
+	base = openat(io->procfd, link, O_PATH | O_CLOEXEC);
+	if (base < 0)
+		return;
+	view = process_view(io, t->proc, t->tid);
+	/* The task's walk would follow a magic link there as its own, the
+	 * tracer's as the tracer's; in a view, beneath (open_in_pieces). */
+	how.resolve |= RESOLVE_NO_MAGICLINKS | (view ? RESOLVE_BENEATH : 0);
+	sb_init(&name, TRACE_PATH_MAX);
+	last = strrchr(rest, '/');
+	dir = base;
+	if (last && last > rest) {
+		sb_add(&name, rest + 1, (size_t)(last - rest - 1));
+		how.flags |= O_DIRECTORY;
+		dir = open_in_pieces(io, view, base, sb_str(&name), how);
+		how.flags &= ~(uint64_t)O_DIRECTORY;
+	}
+	if (dir >= 0 && follow)
+		fd = last ? open_in_pieces(io, view, dir, last + 1, how) :
+			    dup(dir);
+	if (fd >= 0 && read_fd_path(io, view, getpid(), fd, &name) == 0 &&
+	    sb_str(&name)[0] == '/') {
+		sb_reset(path);
+		sb_adds(path, sb_str(&name));
+	} else if (last && dir >= 0 &&
+		   read_fd_path(io, view, getpid(), dir, &name) == 0 &&
+		   sb_str(&name)[0] == '/') {
+		if (strcmp(sb_str(&name), "/") != 0)
+			sb_addc(&name, '/');
+		sb_adds(&name, last + 1);
+		sb_reset(path);
+		sb_adds(path, sb_str(&name));
+	}
+	sb_release(&name);
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0 && dir != base)
+		close(dir);
+	close(base);
+}
+
+/* The path argument of a name operation (the name itself, never where a
+ * symbolic link there leads), resolved: read_path_arg, take_magic_name. */
+static int read_name_arg(struct iotrace *io, struct tracee *t, int dirfd,
+			 uint64_t addr, struct strbuf *out)
+{
+	int err = read_path_arg(io, t, dirfd, addr, out);
+
+	if (err == 0)
+		take_magic_name(io, t, out, false);
+	return err;
+}
+
+static bool name_arg(struct iotrace *io, struct tracee *t, int dirfd,
+		     uint64_t addr, struct strbuf *out)
+{
+	return read_name_arg(io, t, dirfd, addr, out) == 0;
+}
+
+/*
  * Whether the call looks at what a symbolic link at the end of its path
  * leads to: not lstat's nor AT_SYMLINK_NOFOLLOW's, which look at the link
  * (not a file the trace counts: only regular files and directories are).
@@ -1949,14 +2102,6 @@ static void emit_path_op(struct iotrace *io, struct tracee *t, char type,
 	};
 	bool follow = follows_last_link(t);
 
-	if (type == 'S' && follow) {
-		int fd = stat_through_own_fd(path, t);
-
-		if (fd >= 0) {
-			on_stat_fd(io, t, fd, ret);
-			return;
-		}
-	}
 	if (excluded(io, path))
 		return;
 	op.path = path;
@@ -1970,11 +2115,22 @@ static void emit_path_op(struct iotrace *io, struct tracee *t, char type,
 static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 		       int dirfd, uint64_t addr, int64_t ret, uint64_t size)
 {
+	bool follow = (type == 'S' || type == 'T') && follows_last_link(t);
 	struct strbuf path;
+	int fd = -1;
 
 	sb_init(&path, TRACE_PATH_MAX);
-	if (path_arg(io, t, dirfd, addr, &path))
+	if (!path_arg(io, t, dirfd, addr, &path))
+		goto out;
+	if (type == 'S' && follow)
+		fd = stat_through_own_fd(sb_str(&path), t);
+	if (fd >= 0) {
+		on_stat_fd(io, t, fd, ret);
+	} else {
+		take_magic_name(io, t, &path, follow);
 		emit_path_op(io, t, type, sb_str(&path), ret, size);
+	}
+out:
 	sb_release(&path);
 }
 
@@ -2052,7 +2208,7 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 		op.flags = (uint32_t)t->call.args[4];
 	sb_init(&from, TRACE_PATH_MAX);
 	sb_init(&to, TRACE_PATH_MAX);
-	if (path_arg(io, t, dirfd2, a2, &to)) {
+	if (name_arg(io, t, dirfd2, a2, &to)) {
 		if (linked) {
 			op.ofd = linked;
 			sb_adds(&from, linked->path);
@@ -2067,7 +2223,7 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 			if (read_str(io, t, a1, target, sizeof(target)) >= 0)
 				sb_adds(&from, target);
 		} else {
-			path_arg(io, t, dirfd1, a1, &from);
+			name_arg(io, t, dirfd1, a1, &from);
 		}
 		op.path = sb_str(&from);
 		op.path2 = sb_str(&to);
@@ -2377,7 +2533,7 @@ static int renames_onto_itself(struct iotrace *io, struct tracee *t,
 	    t->call.id != SC_RENAMEAT2)
 		return 0;
 	sb_init(&path, TRACE_PATH_MAX);
-	err = read_path_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, a[at], &path);
+	err = read_name_arg(io, t, at ? arg_fd(t, 0) : AT_FDCWD, a[at], &path);
 	same = err == 0 &&
 	       path_stat(io, t, sb_str(&path), false, &st, NULL) == 0 &&
 	       st.st_dev == target->st_dev && st.st_ino == target->st_ino;
@@ -2397,20 +2553,20 @@ static void note_doomed_inode(struct iotrace *io, struct tracee *t)
 	switch (t->call.id) {
 	case SC_UNLINK:
 	case SC_RMDIR:
-		err = read_path_arg(io, t, AT_FDCWD, a[0], &path);
+		err = read_name_arg(io, t, AT_FDCWD, a[0], &path);
 		break;
 	case SC_UNLINKAT:
-		err = read_path_arg(io, t, arg_fd(t, 0), a[1], &path);
+		err = read_name_arg(io, t, arg_fd(t, 0), a[1], &path);
 		break;
 	case SC_RENAME: /* the target loses its name */
-		err = read_path_arg(io, t, AT_FDCWD, a[1], &path);
+		err = read_name_arg(io, t, AT_FDCWD, a[1], &path);
 		break;
 	case SC_RENAMEAT:
 	case SC_RENAMEAT2:
 		/* RENAME_EXCHANGE leaves both files a name; RENAME_NOREPLACE
 		 * succeeds only where no file had the target's */
 		if (!(t->call.id == SC_RENAMEAT2 && (a[4] & 3)))
-			err = read_path_arg(io, t, arg_fd(t, 2), a[3], &path);
+			err = read_name_arg(io, t, arg_fd(t, 2), a[3], &path);
 		break;
 	}
 	if (err == 0 &&

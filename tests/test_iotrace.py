@@ -1960,6 +1960,63 @@ def test_stats_of_a_path_longer_than_path_max(tmp_path):
     assert t.summary["tracing"]["problems"] == []
 
 
+MAGIC_NAMES = """import os
+os.makedirs('d/sub')
+open('d/sub/f', 'w').write('x')
+os.symlink('f', 'd/sub/lnk')
+d = os.open('d', os.O_RDONLY)
+os.dup2(d, 0)
+for p in (f'/proc/self/fd/{d}/sub/f', f'/dev/fd/{d}/sub/f',
+          f'/proc/thread-self/fd/{d}/sub/f', '/dev/stdin/sub/f',
+          '/proc/self/cwd/d/sub/f', f'/proc/{os.getpid()}/cwd/d/sub/f',
+          f'/proc/self/fd/{d}/sub/lnk'):
+    os.stat(p)
+os.stat(f'/proc/self/fd/{d}/sub/lnk', follow_symlinks=False)
+os.mkdir(f'/proc/self/fd/{d}/new')
+os.rename(f'/proc/self/fd/{d}/new', '/proc/self/cwd/d/new2')
+os.rmdir('/proc/self/cwd/d/new2')
+os.truncate(f'/dev/fd/{d}/sub/f', 100)
+os.unlink(f'/dev/fd/{d}/sub/lnk')
+os.stat('/proc/self/status')
+p = os.open('/proc', os.O_RDONLY)
+os.stat(f'/proc/self/fd/{p}/self/status')
+os.stat(f'/proc/self/fd/{p}/self/fd/{d}/sub/f')
+"""
+
+
+def test_names_through_proc_and_dev_links(tmp_path):
+    """A stat or name operation through a name that leads anywhere
+    (/proc/self/fd/N/..., /dev/fd/N/..., /dev/stdin/..., /proc/self/cwd/...,
+    /proc/PID/cwd/...) is a row of what it reached, as an open by that name
+    is: the kernel's name of the file (a stat through a symlink: of its
+    target), or of the directory and the last name (mkdir, rename, rmdir,
+    unlink, lstat).  These had no row at all, taken for /proc or /dev
+    files; those stay out (/proc/self/status, by any name; a magic link
+    after the first is the task's own, which the tracer does not follow)."""
+    t, root = run_python_in(tmp_path, MAGIC_NAMES)
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    (opened,) = [r for r in rows if r["type"] == "O"
+                 and r["path"] == str(root / "d" / "sub" / "f")]
+    i = opened["inode"]
+    d = str(root / "d")
+    named = [(r["type"], r["result"], r["path"], r["path2"], r["inode"])
+             for r in rows if r["handle"] == "0"
+             and (r["path"].startswith(f"{d}/") or r["type"] == "H")]
+    assert named == [("D", "0", f"{d}/sub", "", "0"),
+                     ("H", "0", "f", f"{d}/sub/lnk", "0")] + \
+        [("S", "0", f"{d}/sub/f", "", i)] * 7 + \
+        [("S", "0", f"{d}/sub/lnk", "", "0"),
+         ("D", "0", f"{d}/new", "", "0"),
+         ("N", "0", f"{d}/new", f"{d}/new2", "0"),
+         ("U", "0", f"{d}/new2", "", "0"),
+         ("T", "0", f"{d}/sub/f", "", i),
+         ("U", "0", f"{d}/sub/lnk", "", "0")]
+    assert not [r for r in rows if r["path"].startswith(("/dev", "/proc"))]
+    (f,) = [f for f in csv.DictReader(open(t.dir / "files.csv"))
+            if f["inode"] == i]
+    assert f["stats"] == "8"  # and python's fstat of the file it wrote
+
+
 def test_a_path_too_long_to_write_is_cut_and_said_so(tmp_path):
     """A path longer than the trace takes (64 KiB) is cut there, and the
     summary's problems say how many were."""
