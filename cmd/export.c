@@ -13,7 +13,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "builtin.h"
@@ -87,52 +89,130 @@ static int parse_export_args(int argc, char **argv, struct export_opts *o)
 	return 0;
 }
 
-static FILE *open_output(const char *path)
-{
-	int fd;
+/*
+ * -o FILE is written under a new name beside it and renamed over it once
+ * whole: FILE may be one of the traces read (procs.csv, exported from its
+ * own directory), which must not be cut before it is read, and a failed
+ * export leaves FILE as it was.  The new name is made with O_EXCL and
+ * O_NOFOLLOW under the directory's fd: nothing planted there is written
+ * through.
+ */
+struct output {
 	FILE *f;
+	int dirfd;
+	const char *name; /* FILE's last component */
+	char tmp[40];
+};
 
-	if (!path)
-		return stdout;
-	/* O_NOFOLLOW: a symlink planted at FILE is not written through. */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0644);
-	if (fd < 0) {
-		warnx_line(
-			"export: cannot create %s: %s; choose another -o FILE",
-			path, strerror(errno));
-		return NULL;
+static int output_dir(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd;
+
+	if (!slash) {
+		*name = path;
+		return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-	f = fdopen(fd, "w");
-	if (!f)
-		close(fd);
-	return f;
+	*name = slash + 1;
+	dir = xstrdup(path);
+	dir[slash == path ? 1 : slash - path] = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	return fd;
+}
+
+static int create_tmp(struct output *out)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		int fd;
+
+		snprintf(out->tmp, sizeof(out->tmp), ".iowrap-export.%016llx",
+			 (unsigned long long)random_u64());
+		fd = openat(out->dirfd, out->tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+static bool open_output(struct output *out, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	out->f = stdout;
+	out->dirfd = -1;
+	if (!path)
+		return true;
+	out->dirfd = output_dir(path, &out->name);
+	errno = EISDIR;
+	if (out->dirfd < 0 || !*out->name || strcmp(out->name, ".") == 0 ||
+	    strcmp(out->name, "..") == 0)
+		goto refused;
+	if (fstatat(out->dirfd, out->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto refused;
+	}
+	fd = create_tmp(out);
+	if (fd < 0)
+		goto refused;
+	out->f = fdopen(fd, "w");
+	if (out->f)
+		return true;
+	close(fd);
+	unlinkat(out->dirfd, out->tmp, 0);
+refused:
+	warnx_line("export: cannot create %s: %s; choose another -o FILE", path,
+		   strerror(errno));
+	if (out->dirfd >= 0)
+		close(out->dirfd);
+	return false;
+}
+
+/* Closes the output; FILE gets its name if it is whole.  0 or errno. */
+static int close_output(struct output *out, bool whole)
+{
+	int err = 0;
+
+	if (out->f == stdout)
+		return fflush(stdout) == 0 || !whole ? 0 : errno;
+	if (fclose(out->f) != 0)
+		err = errno;
+	if (whole && !err &&
+	    renameat(out->dirfd, out->tmp, out->dirfd, out->name) < 0)
+		err = errno;
+	if (!whole || err)
+		unlinkat(out->dirfd, out->tmp, 0); /* half an export is none */
+	close(out->dirfd);
+	return err;
 }
 
 static int export_to(struct workflow *wf, const struct export_opts *o)
 {
+	struct output out;
 	char table[16];
 	long long rows;
 	int err;
-	FILE *out = open_output(o->output);
 
-	if (!out)
+	if (!open_output(&out, o->output))
 		return 1;
 	snprintf(table, sizeof(table), "%s.csv", o->table);
 	errno = 0;
-	rows = o->chrome ? export_chrome(wf, out) : export_csv(wf, table, out);
-	err = rows < 0 ? errno : 0;
-	if (out != stdout && fclose(out) != 0 && !err) {
-		rows = -1;
-		err = errno;
-	}
-	if (rows < 0) {
+	rows = o->chrome ? export_chrome(wf, out.f) :
+			   export_csv(wf, table, out.f);
+	err = rows < 0 ? (errno ? errno : EIO) : 0;
+	if (!err)
+		err = close_output(&out, true);
+	else
+		close_output(&out, false);
+	if (err) {
 		warnx_line("export: cannot write %s: %s",
-			   o->output ? o->output : "stdout",
-			   strerror(err ? err : EIO));
-		/* Half an export is none. */
-		if (out != stdout)
-			unlink(o->output);
+			   o->output ? o->output : "stdout", strerror(err));
 		return 1;
 	}
 	return 0;

@@ -93,7 +93,9 @@ static void load_identity(cJSON *summary, struct task_trace *t)
 
 static void load_fields(cJSON *summary, struct task_trace *t)
 {
-	t->has_start = jget_number(summary, "start_time_s", &t->start_s);
+	/* A time a calendar shows (a hostile 1e300 is no time_t). */
+	t->has_start = jget_number(summary, "start_time_s", &t->start_s) &&
+		       t->start_s >= 0 && t->start_s < 1e12;
 	t->has_wall = jget_number(summary, "wall_time_s", &t->wall_s);
 	t->host = jget_strdup(jget(summary, "host"), "hostname");
 	t->level = jget_strdup(jget(summary, "tracing"), "level");

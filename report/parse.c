@@ -16,7 +16,7 @@ bool parse_time_us(const char *s, int64_t *out)
 	if (!s || *s < '0' || *s > '9')
 		return false;
 	for (; *s >= '0' && *s <= '9'; s++) {
-		if (whole > (uint64_t)INT64_MAX / 10000000)
+		if (whole > (uint64_t)INT64_MAX / 1000000)
 			return false;
 		whole = whole * 10 + (uint64_t)(*s - '0');
 	}
@@ -34,6 +34,10 @@ bool parse_time_us(const char *s, int64_t *out)
 		return false;
 	for (; digits < 6; digits++)
 		frac *= 10;
+	/* The whole range, and no further: the checks above let a few
+	 * seconds past it through. */
+	if (whole > ((uint64_t)INT64_MAX - (uint64_t)frac) / 1000000)
+		return false;
 	*out = (int64_t)whole * 1000000 + frac;
 	return true;
 }

@@ -203,3 +203,30 @@ def test_chrome_export_memory_does_not_grow_with_events(tmp_path):
         del events
     assert (tmp_path / "t800000" / "io.csv").stat().st_size > 50 << 20
     assert sizes[800000] - sizes[10000] < 12 << 10, sizes
+
+
+def test_export_into_a_file_it_reads(tmp_path):
+    """-o FILE is written beside FILE and renamed over it once whole:
+    exported into the trace's own procs.csv, the table is read before it
+    is replaced.  Before, FILE was opened with O_TRUNC first: the export
+    read an empty procs.csv and wrote nothing, exit 0.  A directory at
+    FILE is refused before anything is read, and no temporary file is
+    left."""
+    t = run_iowrap(["sh", "-c", "true"], outdir=tmp_path / "t")
+    procs = rows(t.dir / "procs.csv")
+    p = subprocess.run([str(IOWRAP), "export", "--format", "csv", "--table",
+                        "procs", "-o", "procs.csv", "."], cwd=t.dir,
+                       capture_output=True, text=True)
+    assert (p.returncode, p.stderr) == (0, "")
+    exported = rows(t.dir / "procs.csv")
+    assert [r["pid"] for r in exported] == [r["pid"] for r in procs]
+    assert all(r["trace_dir"] == "." for r in exported)
+    (tmp_path / "d").mkdir()
+    p = subprocess.run([str(IOWRAP), "export", "--format", "chrome", "-o",
+                        str(tmp_path / "d"), str(t.dir)],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    assert p.stderr == (f"iowrap: export: cannot create {tmp_path / 'd'}: "
+                        "Is a directory; choose another -o FILE\n")
+    assert sorted(os.listdir(tmp_path)) == ["d", "t"]
+    assert sorted(os.listdir(t.dir)) == ["procs.csv", "summary.json"]

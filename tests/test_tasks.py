@@ -525,3 +525,17 @@ def test_unreadable_directory_warns_once(tmp_path):
     assert proc.returncode == 0
     assert proc.stderr == (f"iowrap: tasks: {locked}: Permission denied; "
                            "skipped\n")
+
+
+@pytest.mark.parametrize("start", [1e300, -1.0, 1e12])
+def test_a_start_time_no_calendar_shows(tmp_path, start):
+    """A start_time_s no calendar shows is no start: null, listed last.
+    Before, 1e300 went to time_t unchecked (undefined) and --json gave
+    "start": "-" where the docs promise null."""
+    make_trace(tmp_path / "t", name="far")
+    path = tmp_path / "t" / "summary.json"
+    summary = json.loads(path.read_text())
+    summary["start_time_s"] = start
+    path.write_text(json.dumps(summary))
+    (row,), _ = tasks_json(tmp_path / "t")
+    assert (row["start"], row["start_time_s"]) == (None, None)

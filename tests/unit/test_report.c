@@ -25,6 +25,13 @@ static void report_parse_numbers(void)
 	CHECK(!parse_time_us("-1.0", &us));
 	CHECK(!parse_time_us("1.0x", &us));
 	CHECK(!parse_time_us("99999999999999999999.0", &us));
+	/* The last microsecond of an int64_t, and the first past it (a
+	 * few seconds past it went through, to a signed overflow). */
+	CHECK(parse_time_us("9223372036854.775807", &us));
+	CHECK_INT(us, INT64_MAX);
+	CHECK(!parse_time_us("9223372036854.775808", &us));
+	CHECK(!parse_time_us("9223372036854.999999", &us));
+	CHECK(!parse_time_us("9223372036859", &us));
 	CHECK(parse_i64("-22", &i));
 	CHECK_INT(i, -22);
 	CHECK(!parse_i64("--2", &i));
