@@ -17,6 +17,7 @@
 #include "builtin.h"
 #include "cliopt.h"
 #include "display.h"
+#include "hmap.h"
 #include "json.h"
 #include "nflog.h"
 #include "smklog.h"
@@ -74,6 +75,48 @@ struct row {
 	size_t order; /* ties and unknown times keep finding order */
 };
 
+/*
+ * A log's entries by a key, each with the one before it under the same
+ * key: a trace finds its entry without a pass over the log per trace (a
+ * log of 10^5 tasks and as many traces).
+ */
+struct log_index {
+	struct hmap last; /* key -> the last entry with it */
+	size_t *before; /* per entry: the one before with its key */
+};
+
+/* Nextflow's short hash ("3f/a2b4c6", 9 characters) is a prefix of the
+ * work directory's: that much is the key; same_hash() decides. */
+#define NF_HASH_KEY 9
+
+static void index_init(struct log_index *x, size_t n)
+{
+	hmap_init(&x->last);
+	x->before = xcalloc(n + 1, sizeof(*x->before));
+}
+
+static void index_put(struct log_index *x, size_t i, const void *key,
+		      size_t len)
+{
+	x->before[i] = hmap_get(&x->last, key, len);
+	hmap_put(&x->last, key, len, i);
+}
+
+static void index_release(struct log_index *x)
+{
+	hmap_release(&x->last);
+	free(x->before);
+}
+
+/* A Snakemake job's key: its rule, a NUL, its jobid. */
+static void smk_key(struct strbuf *key, const char *rule, const char *jobid)
+{
+	sb_reset(key);
+	sb_adds(key, rule);
+	sb_addc(key, '\0');
+	sb_adds(key, jobid);
+}
+
 struct listing {
 	struct tracescan scan;
 	struct nflog nf;
@@ -81,7 +124,8 @@ struct listing {
 	bool have_nf, have_smk;
 	bool *nf_used, *smk_used;
 	struct row *rows;
-	size_t nrows;
+	size_t nrows, rows_alloc;
+	struct log_index nf_by_hash, smk_by_job;
 };
 
 static int tasks_usage_error(const char *what)
@@ -163,6 +207,30 @@ static void warn_cut(const char *path, size_t n, const char *what)
 	sb_release(&name);
 }
 
+static void index_nf(struct listing *l)
+{
+	index_init(&l->nf_by_hash, l->nf.n);
+	for (size_t i = 0; i < l->nf.n; i++) {
+		const char *hash = l->nf.tasks[i].hash;
+
+		if (hash && strlen(hash) >= NF_HASH_KEY)
+			index_put(&l->nf_by_hash, i, hash, NF_HASH_KEY);
+	}
+}
+
+static void index_smk(struct listing *l)
+{
+	struct strbuf key;
+
+	sb_init(&key, 0);
+	index_init(&l->smk_by_job, l->smk.n);
+	for (size_t i = 0; i < l->smk.n; i++) {
+		smk_key(&key, l->smk.jobs[i].rule, l->smk.jobs[i].jobid);
+		index_put(&l->smk_by_job, i, key.buf, key.len);
+	}
+	sb_release(&key);
+}
+
 static bool load_logs(const struct tasks_options *o, struct listing *l)
 {
 	struct strbuf text;
@@ -174,6 +242,7 @@ static bool load_logs(const struct tasks_options *o, struct listing *l)
 		sb_release(&text);
 		l->have_nf = true;
 		l->nf_used = xcalloc(l->nf.n + 1, sizeof(bool));
+		index_nf(l);
 		warn_cut(o->nextflow_log, l->nf.cut, "task lines");
 	}
 	if (o->snakemake_log) {
@@ -183,6 +252,7 @@ static bool load_logs(const struct tasks_options *o, struct listing *l)
 		sb_release(&text);
 		l->have_smk = true;
 		l->smk_used = xcalloc(l->smk.n + 1, sizeof(bool));
+		index_smk(l);
 		warn_cut(o->snakemake_log, l->smk.cut, "job blocks");
 	}
 	return true;
@@ -219,33 +289,40 @@ static bool same_hash(const char *a, const char *b)
 	return n >= 9 && strncmp(a, b, n) == 0;
 }
 
+/* The log's last task of the trace's work directory, or -1. */
 static long find_nf(const struct listing *l, const struct task_trace *t)
 {
-	if (!l->have_nf || !t->nf_hash)
+	size_t i;
+
+	if (!l->have_nf || !t->nf_hash || strlen(t->nf_hash) < NF_HASH_KEY)
 		return -1;
-	for (size_t i = l->nf.n; i-- > 0;)
-		if (l->nf.tasks[i].hash &&
-		    same_hash(l->nf.tasks[i].hash, t->nf_hash))
+	for (i = hmap_get(&l->nf_by_hash.last, t->nf_hash, NF_HASH_KEY);
+	     i != HMAP_NONE; i = l->nf_by_hash.before[i])
+		if (same_hash(l->nf.tasks[i].hash, t->nf_hash))
 			return (long)i;
 	return -1;
 }
 
+/* The log's last job of the trace's rule and jobid, or -1. */
 static long find_smk(const struct listing *l, const struct task_trace *t)
 {
+	struct strbuf key;
+	size_t i;
+
 	if (!l->have_smk || !t->smk_rule || !t->smk_jobid)
 		return -1;
-	for (size_t i = l->smk.n; i-- > 0;)
-		if (strcmp(l->smk.jobs[i].rule, t->smk_rule) == 0 &&
-		    strcmp(l->smk.jobs[i].jobid, t->smk_jobid) == 0)
-			return (long)i;
-	return -1;
+	sb_init(&key, 0);
+	smk_key(&key, t->smk_rule, t->smk_jobid);
+	i = hmap_get(&l->smk_by_job.last, key.buf, key.len);
+	sb_release(&key);
+	return i == HMAP_NONE ? -1 : (long)i;
 }
 
 static struct row *add_row(struct listing *l)
 {
 	struct row *r;
 
-	l->rows = xrealloc(l->rows, (l->nrows + 1) * sizeof(*l->rows));
+	l->rows = xgrow(l->rows, &l->rows_alloc, l->nrows, sizeof(*l->rows));
 	r = &l->rows[l->nrows];
 	memset(r, 0, sizeof(*r));
 	r->order = l->nrows++;
@@ -730,6 +807,10 @@ static void release_listing(struct listing *l)
 	smklog_release(&l->smk);
 	free(l->nf_used);
 	free(l->smk_used);
+	if (l->have_nf)
+		index_release(&l->nf_by_hash);
+	if (l->have_smk)
+		index_release(&l->smk_by_job);
 	free(l->rows);
 }
 

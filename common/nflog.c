@@ -308,7 +308,8 @@ void nflog_task_release(struct nflog_task *t)
 
 static void add_task(struct nflog *log, struct nflog_task *t)
 {
-	log->tasks = xrealloc(log->tasks, (log->n + 1) * sizeof(*log->tasks));
+	log->tasks =
+		xgrow(log->tasks, &log->alloc, log->n, sizeof(*log->tasks));
 	log->tasks[log->n++] = *t;
 }
 

@@ -55,7 +55,7 @@ bool nflog_is_record_start(const char *line, size_t len);
 
 struct nflog {
 	struct nflog_task *tasks;
-	size_t n;
+	size_t n, alloc;
 	size_t cut; /* completion records cut mid-write (skipped) */
 };
 

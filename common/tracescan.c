@@ -15,7 +15,7 @@
 
 struct names {
 	char **v;
-	size_t n;
+	size_t n, alloc;
 };
 
 void tracescan_warn(struct tracescan *ts, const char *path, const char *what,
@@ -62,7 +62,7 @@ static bool try_trace(struct tracescan *ts, int fd, const char *path)
 		d.dev = st.st_dev;
 		d.ino = st.st_ino;
 	}
-	ts->dir = xrealloc(ts->dir, (ts->n + 1) * sizeof(*ts->dir));
+	ts->dir = xgrow(ts->dir, &ts->alloc, ts->n, sizeof(*ts->dir));
 	ts->dir[ts->n++] = d;
 	return true;
 }
@@ -96,7 +96,7 @@ static int list_dirs(int fd, struct names *out)
 		    strcmp(de->d_name, "..") == 0 ||
 		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
 			continue;
-		out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
+		out->v = xgrow(out->v, &out->alloc, out->n, sizeof(*out->v));
 		out->v[out->n++] = xstrdup(de->d_name);
 	}
 	err = errno;

@@ -37,7 +37,7 @@ struct tracescan_dir {
 
 struct tracescan {
 	struct tracescan_dir *dir;
-	size_t n;
+	size_t n, alloc;
 	size_t dirs; /* directories opened */
 	size_t warnings; /* entries skipped with a warning */
 	unsigned max_depth;

@@ -55,6 +55,16 @@ void *xrealloc(void *p, size_t n)
 	return p;
 }
 
+void *xgrow(void *p, size_t *alloc, size_t n, size_t size)
+{
+	if (n < *alloc)
+		return p;
+	if (*alloc > SIZE_MAX / 2 / size)
+		out_of_memory();
+	*alloc = *alloc ? *alloc * 2 : 16;
+	return xrealloc(p, *alloc * size);
+}
+
 char *xstrdup(const char *s)
 {
 	char *p = strdup(s);

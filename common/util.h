@@ -20,6 +20,10 @@ enum {
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* Array p of *alloc elements of size bytes, with room for one more after
+ * its n: doubled when full, so that n appends cost O(n) (a log or tree
+ * of a million entries). */
+void *xgrow(void *p, size_t *alloc, size_t n, size_t size);
 char *xstrdup(const char *s);
 /* qsort, also of no elements at NULL (which qsort itself may not get). */
 void sort_array(void *base, size_t n, size_t size,

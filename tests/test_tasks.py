@@ -273,6 +273,34 @@ def test_nextflow_log_join(nextflow):
     assert starts == sorted(starts) and rows[-1] is lost
 
 
+def test_nextflow_hashes_alike_in_their_short_form(tmp_path):
+    """Two work directories whose hashes share Nextflow's short form
+    ("5e/1234567", the log's index key) each join their own log line,
+    and the later of two lines of one directory wins."""
+    work = tmp_path / "work"
+    hashes = {"a": "5e/1234567aaaaaaaaaaaaaaaaaaaaaaa",
+              "b": "5e/1234567bbbbbbbbbbbbbbbbbbbbbbb"}
+    for key, h in hashes.items():
+        d = work / h
+        d.mkdir(parents=True)
+        (d / ".command.sh").write_text("#!/bin/bash -ue\ntrue\n")
+        proc = run([IOWRAP, "--", "/bin/bash", "-euo", "pipefail",
+                    d / ".command.sh"], cwd=d)
+        assert proc.returncode == 0, proc.stderr
+    log = tmp_path / ".nextflow.log"
+    log.write_text("".join(
+        PREFIX.format(ms=ms) + f"TaskHandler[id: {i}; name: T ({i}); status: "
+        f"COMPLETED; exit: 0; error: -; workDir: {work}/{hashes[key]}]\n"
+        for ms, i, key in [("100", 1, "b"), ("200", 2, "a"),
+                           ("300", 3, "b")]))
+    rows, stderr = tasks_json("--nextflow-log", log, work)
+    assert stderr == ""
+    assert sorted((r["identity"]["nextflow"]["hash"],
+                   r["nextflow_log"]["id"]) for r in rows if r["trace"]) == [
+        (hashes["a"], "2"), (hashes["b"], "3")]
+    assert [r["nextflow_log"]["id"] for r in rows if not r["trace"]] == ["1"]
+
+
 def test_nextflow_table(nextflow):
     base, work, dirs, log = nextflow
     proc = tasks("--nextflow-log", log, work)
