@@ -121,6 +121,7 @@ void analyze(struct workflow *wf, struct analysis *an)
 	hmap_init(&an->by_path);
 	workflow_span(wf, an);
 	collect_files(wf, an);
+	moves_collect(wf, an);
 	wcp_build(wf, an);
 	accesses_sample(wf, an);
 }
@@ -135,6 +136,7 @@ void analysis_release(struct analysis *an)
 	free(an->vertex);
 	free(an->edge);
 	free(an->path);
+	moves_release(an);
 	accesses_release(&an->acc);
 	memset(an, 0, sizeof(*an));
 }

@@ -34,12 +34,24 @@ struct gfile {
 	int64_t first_us, last_us; /* R/W accesses; -1: none */
 	size_t input_vertex; /* WCP vertex before any traced write */
 	size_t vfirst, nversions; /* its written versions, by first write */
+	bool read_as_other; /* a version read under another name (a rename) */
 };
 
 /* A task read a file version another task wrote. */
 struct flow {
-	size_t writer, reader, file;
+	size_t writer, reader;
+	size_t file; /* by the name the reader used */
+	size_t written_as; /* the name the writer wrote it by */
 	uint64_t bytes;
+};
+
+/* A task's rename or link (struct name_move), in workflow time order. */
+struct move {
+	const struct name_move *nm;
+	size_t task;
+	size_t group; /* the first move of its row: the state before it */
+	size_t to; /* its destination's index in names */
+	size_t src; /* the written version the name took; NO_INDEX */
 };
 
 enum vertex_kind { V_START, V_INPUT, V_WRITTEN, V_DELETED, V_MEMORY };
@@ -78,6 +90,12 @@ struct analysis {
 	struct edge *edge;
 	size_t nedges, edges_alloc;
 	uint64_t edges_dropped; /* would have gone back in time */
+	struct move *move; /* by time, task, row */
+	size_t nmoves;
+	struct hmap names; /* a name moved to or renamed away -> index */
+	size_t *name_first, *name_move; /* name k's moves, in order:
+					 * name_move[name_first[k] ..
+					 * name_first[k + 1]] */
 	size_t *path; /* WCP edge ids, start to end */
 	size_t npath;
 	int64_t t0_us, t1_us; /* first task start, last task end */
@@ -89,6 +107,16 @@ void analysis_release(struct analysis *an);
 
 const char *mutation_name(enum mutation m);
 const char *vertex_kind_name(enum vertex_kind k);
+
+/* Every task's renames and links in time order, indexed by destination
+ * (moves.c). */
+void moves_collect(struct workflow *wf, struct analysis *an);
+/* The last move into the name, or plain rename away from it (*into
+ * false), that ended by time t and comes before move bound; NO_INDEX if
+ * none. */
+size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
+		     int64_t t, size_t bound, bool *into);
+void moves_release(struct analysis *an);
 
 /* Builds the WCP graph and its critical path (wcp.c). */
 void wcp_build(struct workflow *wf, struct analysis *an);

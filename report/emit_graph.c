@@ -78,6 +78,9 @@ void emit_data_flow(struct out *o, const struct analysis *an)
 		json_u64(j, "writer", an->flow[i].writer);
 		json_u64(j, "reader", an->flow[i].reader);
 		json_u64(j, "file", an->flow[i].file);
+		/* Renamed or linked between writer and reader. */
+		if (an->flow[i].written_as != an->flow[i].file)
+			json_u64(j, "written_as", an->flow[i].written_as);
 		json_u64(j, "bytes", an->flow[i].bytes);
 		json_close_object(j);
 	}
@@ -86,7 +89,8 @@ void emit_data_flow(struct out *o, const struct analysis *an)
 	for (size_t g = 0; g < an->nfiles; g++) {
 		const struct gfile *f = &an->file[g];
 
-		if (!f->system && f->writers && !f->readers)
+		if (!f->system && f->writers && !f->readers &&
+		    !f->read_as_other)
 			json_u64(j, NULL, g);
 		if (!f->system && f->bytes_read > f->max_distinct)
 			reread += f->bytes_read - f->max_distinct;

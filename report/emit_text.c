@@ -124,6 +124,11 @@ static void print_flows(struct workflow *wf, const struct analysis *an)
 		put_escaped(wf->task[f->reader].name, 0);
 		printf(": ");
 		put_escaped(an->file[f->file].path, 0);
+		if (f->written_as != f->file) {
+			printf(" (written as ");
+			put_escaped(an->file[f->written_as].path, 0);
+			putchar(')');
+		}
 		printf(" (%llu B)\n", (unsigned long long)f->bytes);
 	}
 	if (an->nflows > FLOW_ROWS)

@@ -180,6 +180,37 @@ static size_t named_file(struct task *t, const struct io_row *r)
 	return i;
 }
 
+static bool is_path(const struct tfile *f, const char *path, size_t len)
+{
+	return f->path_len == len && !memcmp(f->path, path, len);
+}
+
+/*
+ * renameat2 with RENAME_EXCHANGE: the two names swap files.  A record
+ * takes the other name if the one it had was its path, or its only one.
+ */
+static void exchange(struct task *t, const struct io_row *r)
+{
+	size_t i = named_file(t, r);
+	size_t j = task_file_by_path(t, r->path2, r->path2_len);
+	bool move_i, move_j;
+
+	if (i == j)
+		return;
+	move_i = t->file[i].names == 1 ||
+		 is_path(&t->file[i], r->path, r->path_len);
+	move_j = t->file[j].names == 1 ||
+		 is_path(&t->file[j], r->path2, r->path2_len);
+	task_file_named(t, j, r->path, r->path_len);
+	task_file_named(t, i, r->path2, r->path2_len);
+	if (move_i)
+		task_file_rename(t, i, r->path2, r->path2_len);
+	if (move_j)
+		task_file_rename(t, j, r->path, r->path_len);
+	task_add_move(t, r, false, i);
+	task_add_move(t, r, true, j);
+}
+
 /*
  * A file with another name the task has seen (a hard link it opened or
  * stat'ed by both names) survives the loss of one: that is no delete, and
@@ -192,6 +223,8 @@ static void name_op(struct task *t, const struct io_row *r)
 
 	if (r->result != 0 || !r->path_len)
 		return;
+	if (r->type == 'N' && (r->flags & RENAME_EXCHANGE) && r->path2_len)
+		return exchange(t, r);
 	i = named_file(t, r);
 	f = &t->file[i];
 	task_file_unname(t, i, r->path, r->path_len);
@@ -199,12 +232,26 @@ static void name_op(struct task *t, const struct io_row *r)
 		if (!f->names)
 			f->unlink_us = r->end;
 	} else if (r->path2_len) {
-		if (!f->names || (f->path_len == r->path_len &&
-				  !memcmp(f->path, r->path, r->path_len)))
+		if (!f->names || is_path(f, r->path, r->path_len))
 			task_file_rename(t, i, r->path2, r->path2_len);
 		else
 			task_file_named(t, i, r->path2, r->path2_len);
+		task_add_move(t, r, false, i);
 	}
+}
+
+/*
+ * A hard link: the new name leads to the file the old one led to, for the
+ * task (a record it knows by the old name, HMAP_NONE: none) and for the
+ * tasks after it.
+ */
+static void link_op(struct task *t, const struct io_row *r, size_t i)
+{
+	if (r->result != 0 || !r->path_len || !r->path2_len)
+		return;
+	if (i != HMAP_NONE)
+		task_file_named(t, i, r->path2, r->path2_len);
+	task_add_move(t, r, false, i);
 }
 
 static void add_io_row(void *ctx, const struct io_row *r)
@@ -215,6 +262,11 @@ static void add_io_row(void *ctx, const struct io_row *r)
 	t->events++;
 	if (r->type == 'U' || r->type == 'N')
 		return name_op(t, r);
+	/* ln: an H row of a path names no file; linkat of a descriptor's
+	 * file (an O_TMPFILE file given a name) is that file's row. */
+	if (r->type == 'H' && !r->inode)
+		return link_op(t, r,
+			       hmap_get(&t->by_path, r->path, r->path_len));
 	if (!r->inode)
 		return;
 	/* R and W rows have no path: keep the name the open gave. */
@@ -232,6 +284,8 @@ static void add_io_row(void *ctx, const struct io_row *r)
 		data_op(t, &t->file[i], r);
 	else
 		meta_op(t, &t->file[i], r);
+	if (r->type == 'H')
+		link_op(t, r, i);
 }
 
 void scan_io(struct workflow *wf, struct task *t, int dirfd,

@@ -27,6 +27,9 @@ struct rw_acc {
 struct tfile {
 	char *path; /* last name (a rename moves it) */
 	size_t path_len;
+	char *access_path; /* the name at its first read or write, if the
+			    * task renamed it after; NULL: path */
+	size_t access_path_len;
 	uint64_t inode; /* the trace's id; 0 if only known by path */
 	size_t names; /* names in the task's by_path that lead to it */
 	char *mount_point;
@@ -47,6 +50,25 @@ struct tfile {
 	bool executed; /* exec'd or mapped: a program, not data */
 	size_t wcp_vertex; /* the version this task wrote; analysis only */
 };
+
+/*
+ * A name the task gave a file (io.csv's N and H rows): `to` holds from
+ * then on what `from` held just before.  Other tasks that use `to` later
+ * read what was written as `from` (analysis: wcp.c).  A RENAME_EXCHANGE
+ * is two moves of one row (same seq), each from the state before it.
+ */
+struct name_move {
+	int64_t time_us; /* the call's end */
+	uint64_t seq; /* the task's io.csv row */
+	char *from, *to;
+	size_t from_len, to_len;
+	size_t tfile; /* the task's record of the file moved; (size_t)-1 */
+	bool vacates; /* a plain rename: from holds nothing after it */
+};
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1) /* renameat2: the two names swap */
+#endif
 
 /* Requests of [2^k, 2^(k+1)) bytes, the eBPF paper's log2 buckets. */
 struct size_hist {
@@ -92,6 +114,8 @@ struct task {
 	struct tfile *file;
 	size_t nfiles, files_alloc;
 	struct hmap by_inode, by_path;
+	struct name_move *move; /* in io.csv order */
+	size_t nmoves, moves_alloc;
 	struct mount_row *mount;
 	size_t nmounts;
 };

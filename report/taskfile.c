@@ -6,6 +6,15 @@
 
 #include "util.h"
 
+static char *copy_name(const char *path, size_t len)
+{
+	char *s = xmalloc(len + 1);
+
+	memcpy(s, path, len);
+	s[len] = '\0';
+	return s;
+}
+
 /* The name leads to file i (HMAP_NONE: nowhere); each file counts the
  * names that lead to it. */
 static void set_name(struct task *t, const char *path, size_t len, size_t i)
@@ -33,9 +42,7 @@ static size_t new_file(struct task *t, uint64_t inode, const char *path,
 	f = &t->file[t->nfiles];
 	memset(f, 0, sizeof(*f));
 	f->inode = inode;
-	f->path = xmalloc(path_len + 1);
-	memcpy(f->path, path, path_len);
-	f->path[path_len] = '\0';
+	f->path = copy_name(path, path_len);
 	f->path_len = path_len;
 	f->size_first_open = f->size_last_close = -1;
 	f->rd.first_us = f->wr.first_us = -1;
@@ -56,10 +63,14 @@ void task_file_rename(struct task *t, size_t i, const char *path, size_t len)
 {
 	struct tfile *f = &t->file[i];
 
-	free(f->path);
-	f->path = xmalloc(len + 1);
-	memcpy(f->path, path, len);
-	f->path[len] = '\0';
+	/* Other tasks wrote what it read (or appended to) by that name. */
+	if (f->first_access_us >= 0 && !f->access_path) {
+		f->access_path = f->path;
+		f->access_path_len = f->path_len;
+	} else {
+		free(f->path);
+	}
+	f->path = copy_name(path, len);
 	f->path_len = len;
 	task_file_named(t, i, path, len);
 }
@@ -75,6 +86,32 @@ void task_file_unname(struct task *t, size_t i, const char *path, size_t len)
 	/* HMAP_NONE reads as absent: the name leads nowhere now. */
 	if (hmap_get(&t->by_path, path, len) == i)
 		set_name(t, path, len, HMAP_NONE);
+}
+
+void task_add_move(struct task *t, const struct io_row *r, bool swapped,
+		   size_t i)
+{
+	struct name_move *m;
+
+	if (t->nmoves == t->moves_alloc) {
+		t->moves_alloc = t->moves_alloc ? t->moves_alloc * 2 : 16;
+		t->move = xrealloc(t->move, t->moves_alloc * sizeof(*t->move));
+	}
+	m = &t->move[t->nmoves++];
+	m->time_us = r->end;
+	m->seq = t->events;
+	m->from = copy_name(swapped ? r->path2 : r->path,
+			    swapped ? r->path2_len : r->path_len);
+	m->from_len = swapped ? r->path2_len : r->path_len;
+	m->to = copy_name(swapped ? r->path : r->path2,
+			  swapped ? r->path_len : r->path2_len);
+	m->to_len = swapped ? r->path_len : r->path2_len;
+	/* A plain rename leaves its source name empty; a link or an
+	 * exchange does not. */
+	m->vacates =
+		r->type == 'N' && !(r->flags & RENAME_EXCHANGE) &&
+		(m->from_len != m->to_len || memcmp(m->from, m->to, m->to_len));
+	m->tfile = i;
 }
 
 size_t task_file_by_inode(struct task *t, uint64_t inode, const char *path,
@@ -100,9 +137,15 @@ static void task_release(struct task *t)
 {
 	for (size_t i = 0; i < t->nfiles; i++) {
 		free(t->file[i].path);
+		free(t->file[i].access_path);
 		free(t->file[i].mount_point);
 		free(t->file[i].fstype);
 	}
+	for (size_t i = 0; i < t->nmoves; i++) {
+		free(t->move[i].from);
+		free(t->move[i].to);
+	}
+	free(t->move);
 	for (size_t i = 0; i < t->nmounts; i++) {
 		free(t->mount[i].mount_point);
 		free(t->mount[i].fstype);

@@ -211,11 +211,67 @@ static size_t written_version(const struct analysis *an, size_t g, size_t self,
 	return lo > 0 ? gf->vfirst + lo - 1 : NO_INDEX;
 }
 
-/* The version a task saw at time t: a written one, else the input. */
-static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
-			   size_t self, int64_t t)
+/*
+ * What the name held at time t for task self (NO_INDEX: any): the later
+ * of the latest version written by that name (by another task) and the
+ * latest move into it (a rename or link before move bound), which holds
+ * what its source name held then; NO_INDEX if no traced task wrote it,
+ * or a rename took it away since.
+ */
+static size_t named_version(const struct analysis *an, const char *path,
+			    size_t len, size_t self, int64_t t, size_t bound)
 {
-	size_t v = written_version(an, g, self, t);
+	size_t g = hmap_get(&an->by_path, path, len);
+	size_t v = g != HMAP_NONE ? written_version(an, g, self, t) : NO_INDEX;
+	bool into = false;
+	size_t m = moves_last_at(an, path, len, t, bound, &into);
+	size_t src;
+
+	if (m == NO_INDEX ||
+	    (v != NO_INDEX && an->vertex[v].first_us > an->move[m].nm->time_us))
+		return v;
+	src = into ? an->move[m].src : NO_INDEX;
+	return src != NO_INDEX && an->vertex[src].task != self ? src : NO_INDEX;
+}
+
+/*
+ * The version each move carried, in time order: the renaming task's own
+ * if it had written the file by then, else what the source name held
+ * before the move's row (so the two moves of an exchange see the state
+ * before both).
+ */
+static void move_sources(struct workflow *wf, struct analysis *an)
+{
+	for (size_t k = 0; k < an->nmoves; k++) {
+		struct move *m = &an->move[k];
+		const struct name_move *nm = m->nm;
+		const struct tfile *f =
+			nm->tfile != NO_INDEX ?
+				&wf->task[m->task].file[nm->tfile] :
+				NULL;
+
+		if (f && wrote(f) && f->wcp_vertex != NO_INDEX &&
+		    an->vertex[f->wcp_vertex].first_us <= nm->time_us)
+			m->src = f->wcp_vertex;
+		else
+			m->src = named_version(an, nm->from, nm->from_len,
+					       NO_INDEX, nm->time_us, m->group);
+	}
+}
+
+/* The name a task's record had at its first read or write. */
+static const char *access_name(const struct tfile *f, size_t *len)
+{
+	*len = f->access_path ? f->access_path_len : f->path_len;
+	return f->access_path ? f->access_path : f->path;
+}
+
+/* The version a task saw at time t by a name of file g: a written one,
+ * else the input. */
+static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
+			   const char *name, size_t len, size_t self, int64_t t)
+{
+	size_t v = named_version(an, name, len, self, t, an->nmoves);
 
 	return v != NO_INDEX ? v : input_vertex(wf, an, g);
 }
@@ -229,7 +285,10 @@ static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
 static size_t appended_version(struct workflow *wf, struct analysis *an,
 			       size_t g, size_t self, const struct tfile *f)
 {
-	size_t v = written_version(an, g, self, f->wr.first_us);
+	size_t len;
+	const char *name = access_name(f, &len);
+	size_t v =
+		named_version(an, name, len, self, f->wr.first_us, an->nmoves);
 
 	if (v != NO_INDEX)
 		return v;
@@ -261,8 +320,11 @@ static void find_task_io(struct workflow *wf, struct analysis *an, size_t t,
 		if (g == HMAP_NONE || an->file[g].system)
 			continue;
 		if (is_input(f)) {
-			io->in_v[io->nin] =
-				seen_version(wf, an, g, t, f->rd.first_us);
+			size_t len;
+			const char *name = access_name(f, &len);
+
+			io->in_v[io->nin] = seen_version(wf, an, g, name, len,
+							 t, f->rd.first_us);
 			io->in_f[io->nin++] = i;
 		} else if (appends_to_earlier(f)) {
 			/* Appending builds on the version before. */
@@ -283,7 +345,9 @@ static enum mutation classify(struct analysis *an, const struct task *tk,
 	const struct tfile *fi = &tk->file[io->in_f[i]];
 	const struct tfile *fo = &tk->file[io->out_f[o]];
 
-	if (an->vertex[io->in_v[i]].file == an->vertex[io->out_v[o]].file)
+	/* The same file, maybe by another name (renamed before). */
+	if (io->in_f[i] == io->out_f[o] ||
+	    an->vertex[io->in_v[i]].file == an->vertex[io->out_v[o]].file)
 		return fo->appended ? M_APPEND : M_CONVERT;
 	if (io->nin > 1)
 		return M_MERGE;
@@ -318,8 +382,11 @@ static void add_flows(struct workflow *wf, struct analysis *an, size_t t,
 		fl = &an->flow[an->nflows++];
 		fl->writer = v->task;
 		fl->reader = t;
-		fl->file = v->file;
+		fl->file = gfile_of(an, f);
+		fl->written_as = v->file;
 		fl->bytes = f->rd.bytes;
+		if (fl->file != v->file)
+			an->file[v->file].read_as_other = true;
 	}
 }
 
@@ -334,7 +401,8 @@ static void add_deletions(struct workflow *wf, struct analysis *an, size_t t)
 
 		if (f->unlink_us < 0 || g == HMAP_NONE || an->file[g].system)
 			continue;
-		cur = seen_version(wf, an, g, NO_INDEX, f->unlink_us);
+		cur = seen_version(wf, an, g, f->path, f->path_len, NO_INDEX,
+				   f->unlink_us);
 		del = add_vertex(an, V_DELETED, g, t, f->unlink_us);
 		an->vertex[del].size = 0;
 		an->vertex[del].tfile = i;
@@ -403,6 +471,7 @@ void wcp_build(struct workflow *wf, struct analysis *an)
 	reset_versions(wf);
 	add_vertex(an, V_START, NO_INDEX, NO_INDEX, an->t0_us);
 	add_versions(wf, an);
+	move_sources(wf, an);
 	for (size_t t = 0; t < wf->ntasks; t++)
 		if (wf->task[t].nfiles > most)
 			most = wf->task[t].nfiles;

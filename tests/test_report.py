@@ -1043,16 +1043,115 @@ def test_a_name_stat_ed_before_its_unlink_is_the_file_removed(tmp_path):
 
 def test_a_name_renamed_before_its_reuse_is_not_the_new_file(tmp_path):
     """T2 renamed T1's tmp away before making a new tmp: the new tmp keeps
-    its name, and T3 read tmp from T2, out1 as an input (T1 wrote it as
-    tmp: names, not files, join tasks)."""
+    its name, and T3 read tmp from T2, out1 from T1 (which wrote it as
+    tmp): no input."""
     d, rep = staged_report(tmp_path, "echo one > tmp",
                            "mv tmp out1; echo two2 > tmp", "cat out1 tmp")
     assert data_records(rep, "T2", d) == [("out1", 0, 0, False),
                                           ("tmp", 5, 0, False)]
-    assert flow_edges(rep) == {("T2", "T3", "tmp", 5)}
-    assert sorted((Path(v["path"]).name, v["size"])
-                  for v in rep["wcp"]["vertices"]
-                  if v["kind"] == "input") == [("out1", 4)]
+    assert flow_edges(rep) == {("T2", "T3", "tmp", 5),
+                               ("T1", "T3", "out1", 4)}
+    assert written_as(rep) == {("T1", "T3", "out1", "tmp")}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+def written_as(rep):
+    """Data-flow edges whose writer wrote the file by another name:
+    (writer, reader, the reader's name, the writer's)."""
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    paths = {f["id"]: Path(f["path"]).name for f in rep["files"]}
+    return {(names[e["writer"]], names[e["reader"]], paths[e["file"]],
+             paths[e["written_as"]])
+            for e in rep["data_flow"]["edges"] if "written_as" in e}
+
+
+def file_counts(rep, d):
+    """Data files in d as (name, readers, writers), sorted."""
+    return sorted((Path(f["path"]).name, f["readers"], f["writers"])
+                  for f in rep["files"] if f["path"].startswith(f"{d}/"))
+
+
+def never_read(rep):
+    paths = {f["id"]: Path(f["path"]).name for f in rep["files"]}
+    return sorted(paths[g] for g in rep["data_flow"]["written_never_read"])
+
+
+def test_a_file_renamed_by_another_task_is_the_writers(tmp_path):
+    """T2 renamed what T1 wrote (tmp -> out1), T3 read out1: the file T1
+    wrote, named by the reader's name; no input, and the critical path
+    goes T1 -> T3."""
+    d, rep = staged_report(tmp_path, "echo one > tmp", "mv tmp out1",
+                           "cat out1 > final")
+    assert flow_edges(rep) == {("T1", "T3", "out1", 4)}
+    assert written_as(rep) == {("T1", "T3", "out1", "tmp")}
+    assert file_counts(rep, d) == [("final", 0, 1), ("out1", 1, 0),
+                                   ("tmp", 0, 1)]
+    assert never_read(rep) == ["final"]
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+    assert wcp_steps(rep) == [("start", "tmp@T1", "CONVERT"),
+                              ("tmp@T1", "final@T3", "TRANSFER")]
+    proc, _, _ = report(tmp_path / "traces", out=tmp_path / "out2",
+                        text=True)
+    assert (f"  T1 -> T3: {d}/out1 (written as {d}/tmp) (4 B)\n"
+            in proc.stdout.decode())
+
+
+def test_renames_by_several_tasks_chain(tmp_path):
+    """tmp -> mid by T2 (which read it first), mid -> out by T3, appended
+    to by T4 and read by T5: each is T1's file."""
+    d, rep = staged_report(tmp_path, "echo one > tmp",
+                           "cat tmp > copy; mv tmp mid", "mv mid out",
+                           "echo two >> out", "cat out")
+    assert flow_edges(rep) == {("T1", "T2", "mid", 4),
+                               ("T4", "T5", "out", 8)}
+    assert written_as(rep) == {("T1", "T2", "mid", "tmp")}
+    assert append_steps(rep) == [("T1", "T4")]
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+def test_a_name_renamed_away_holds_nothing(tmp_path):
+    """A log rotated by T2 (log -> log.1): T3's `>>` makes a new log, no
+    APPEND to T1's; T4 reads log from T3 and log.1 from T1."""
+    d, rep = staged_report(tmp_path, "echo one > log", "mv log log.1",
+                           "echo two >> log", "cat log log.1 > out")
+    assert append_steps(rep) == []
+    assert flow_edges(rep) == {("T3", "T4", "log", 4),
+                               ("T1", "T4", "log.1", 4)}
+    assert written_as(rep) == {("T1", "T4", "log.1", "log")}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+EXCHANGE = ("/usr/bin/python3 -c 'import ctypes, sys; "
+            "c = ctypes.CDLL(None, use_errno=True); "
+            "sys.exit(c.renameat2(-100, b\"x\", -100, b\"y\", 2))'")
+
+
+def test_rename_exchange_swaps_the_names(tmp_path):
+    """renameat2(x, y, RENAME_EXCHANGE) swaps the files: in T1's own
+    records (its x is what it wrote as y), so T2 reads T1's x; T3 swaps
+    them back, so T4 reads as x what T1 wrote as x (named y since)."""
+    d, rep = staged_report(tmp_path, f"echo a > x; echo bb > y; {EXCHANGE}",
+                           "cat x > o1", EXCHANGE, "cat x y > o3")
+    assert data_records(rep, "T1", d) == [("x", 3, 0, False),
+                                          ("y", 2, 0, False)]
+    assert flow_edges(rep) == {("T1", "T2", "x", 3), ("T1", "T4", "x", 2),
+                               ("T1", "T4", "y", 3)}
+    assert written_as(rep) == {("T1", "T4", "x", "y"),
+                               ("T1", "T4", "y", "x")}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+def test_a_hard_link_made_by_another_task_names_the_file(tmp_path):
+    """`ln f g` alone in T2 (an H row with no inode): g is T1's f for T3;
+    in T4, which stat'ed f, the link is a name of f's record: removing f
+    deletes nothing."""
+    d, rep = staged_report(tmp_path, "echo data > f", "ln f g", "cat g",
+                           "ls f > /dev/null; ln f h; rm f")
+    assert flow_edges(rep) == {("T1", "T3", "g", 5)}
+    assert written_as(rep) == {("T1", "T3", "g", "f")}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+    assert data_records(rep, "T4", d) == [("f", 0, 0, False)]
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "deleted"]
 
 
 def test_appending_to_a_file_that_was_not_there_invents_no_input(tmp_path):

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Renames and links across tasks.  Tasks are joined by names: a reader's
+ * name is the writer's only if no task moved the file between them.  The
+ * moves of all tasks in time order, and per name the moves into it and
+ * the renames away from it, let the WCP find what a name held at any time
+ * in O(log n).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "util.h"
+
+static int cmp_move(const void *a, const void *b)
+{
+	const struct move *x = a, *y = b;
+
+	if (x->nm->time_us != y->nm->time_us)
+		return x->nm->time_us < y->nm->time_us ? -1 : 1;
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	return x->nm->seq < y->nm->seq ? -1 : x->nm->seq > y->nm->seq;
+}
+
+static bool same_row(const struct move *x, const struct move *y)
+{
+	return x->task == y->task && x->nm->seq == y->nm->seq;
+}
+
+static size_t name_index(struct analysis *an, const char *path, size_t len,
+			 size_t *names)
+{
+	size_t d = hmap_get(&an->names, path, len);
+
+	if (d == HMAP_NONE) {
+		d = (*names)++;
+		hmap_put(&an->names, path, len, d);
+	}
+	return d;
+}
+
+/* Counting sort of the moves by the names they fill or vacate, each
+ * name's in time order. */
+static void index_by_name(struct analysis *an)
+{
+	size_t names = 0, *from = xcalloc(an->nmoves + 1, sizeof(size_t));
+
+	for (size_t k = 0; k < an->nmoves; k++) {
+		const struct name_move *nm = an->move[k].nm;
+
+		an->move[k].to = name_index(an, nm->to, nm->to_len, &names);
+		from[k] = nm->vacates ? name_index(an, nm->from, nm->from_len,
+						   &names) :
+					NO_INDEX;
+	}
+	an->name_first = xcalloc(names + 1, sizeof(size_t));
+	an->name_move = xcalloc(2 * an->nmoves + 1, sizeof(size_t));
+	for (size_t k = 0; k < an->nmoves; k++) {
+		an->name_first[an->move[k].to + 1]++;
+		if (from[k] != NO_INDEX)
+			an->name_first[from[k] + 1]++;
+	}
+	for (size_t d = 0; d < names; d++)
+		an->name_first[d + 1] += an->name_first[d];
+	for (size_t k = 0; k < an->nmoves; k++) {
+		an->name_move[an->name_first[an->move[k].to]++] = k;
+		if (from[k] != NO_INDEX)
+			an->name_move[an->name_first[from[k]]++] = k;
+	}
+	/* The fill advanced each start to the next name's: move back. */
+	for (size_t d = names; d > 0; d--)
+		an->name_first[d] = an->name_first[d - 1];
+	an->name_first[0] = 0;
+	free(from);
+}
+
+void moves_collect(struct workflow *wf, struct analysis *an)
+{
+	size_t n = 0;
+
+	hmap_init(&an->names);
+	for (size_t t = 0; t < wf->ntasks; t++)
+		n += wf->task[t].nmoves;
+	an->move = xcalloc(n ? n : 1, sizeof(*an->move));
+	for (size_t t = 0; t < wf->ntasks; t++)
+		for (size_t i = 0; i < wf->task[t].nmoves; i++)
+			an->move[an->nmoves++] = (struct move){
+				.nm = &wf->task[t].move[i],
+				.task = t,
+				.src = NO_INDEX,
+			};
+	sort_array(an->move, an->nmoves, sizeof(*an->move), cmp_move);
+	for (size_t k = 0; k < an->nmoves; k++)
+		an->move[k].group =
+			k && same_row(&an->move[k - 1], &an->move[k]) ?
+				an->move[k - 1].group :
+				k;
+	index_by_name(an);
+}
+
+size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
+		     int64_t t, size_t bound, bool *into)
+{
+	size_t d = an->nmoves ? hmap_get(&an->names, path, len) : HMAP_NONE;
+	size_t lo, hi, first, k;
+
+	if (d == HMAP_NONE)
+		return NO_INDEX;
+	first = lo = an->name_first[d];
+	hi = an->name_first[d + 1];
+	/* The name's moves are in time order: the last that ended by t and
+	 * comes before bound. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		k = an->name_move[mid];
+		if (k < bound && an->move[k].nm->time_us <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
+		return NO_INDEX;
+	k = an->name_move[lo - 1];
+	*into = an->move[k].to == d;
+	return k;
+}
+
+void moves_release(struct analysis *an)
+{
+	free(an->move);
+	free(an->name_first);
+	free(an->name_move);
+	hmap_release(&an->names);
+}
