@@ -92,10 +92,16 @@ struct io_event {
 	uint64_t handle_id;
 	int64_t offset; /* the file position the operation used; -1: none */
 	uint64_t size; /* bytes asked for */
-	uint32_t flags; /* open flags */
+	uint32_t flags; /* open flags; H: 0 link, IO_SYMLINK symlink */
 	const char *path; /* opens, exec, namespace changes; else NULL */
 	const char *path2; /* rename and link targets */
 };
+
+/* An H row's flags: symlink(2) or symlinkat(2), whose path is the target
+ * as written; 0 is a link or linkat.  Bit 0 is no linkat flag
+ * (AT_SYMLINK_FOLLOW 0x400, AT_EMPTY_PATH 0x1000), which the row may
+ * carry one day. */
+#define IO_SYMLINK 0x1
 
 /* One file the task used: a files.csv row, per inode id. */
 struct file_record {

@@ -2220,6 +2220,7 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 			/* symlink's target is a string, not a task's path */
 			char target[PATH_MAX];
 
+			op.flags = IO_SYMLINK;
 			if (read_str(io, t, a1, target, sizeof(target)) >= 0)
 				sb_adds(&from, target);
 		} else {

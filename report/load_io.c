@@ -11,6 +11,7 @@
 #include "csvin.h"
 #include "load.h"
 #include "parse.h"
+#include "record.h"
 #include "research.h"
 #include "util.h"
 
@@ -263,10 +264,15 @@ static void add_io_row(void *ctx, const struct io_row *r)
 	if (r->type == 'U' || r->type == 'N')
 		return name_op(t, r);
 	/* ln: an H row of a path names no file; linkat of a descriptor's
-	 * file (an O_TMPFILE file given a name) is that file's row. */
-	if (r->type == 'H' && !r->inode)
-		return link_op(t, r,
-			       hmap_get(&t->by_path, r->path, r->path_len));
+	 * file (an O_TMPFILE file given a name) is that file's row.  A
+	 * symlink's path is a string, no name of a file: names only join
+	 * what leads through it. */
+	if (r->type == 'H' && !r->inode) {
+		if (!(r->flags & IO_SYMLINK))
+			link_op(t, r,
+				hmap_get(&t->by_path, r->path, r->path_len));
+		return;
+	}
 	if (!r->inode)
 		return;
 	/* R and W rows have no path: keep the name the open gave. */

@@ -2611,6 +2611,30 @@ def test_tmpfile_link_truncate_and_exchange_keep_their_files(tmp_path,
                                              files[tmp_open["inode"]]])
 
 
+def test_h_rows_of_links_and_symlinks_differ_by_flags(tmp_path):
+    """ln and linkat give H rows of flags 0 (path the file's name),
+    ln -s and symlinkat of flags 1 (path the target as written, which
+    names no file of the task): the report must not take a symlink for
+    another name of its target."""
+    script = ("import os, subprocess\n"
+              "open('f', 'w').write('x')\n"
+              "subprocess.run(['ln', 'f', 'g'], check=True)\n"
+              "subprocess.run(['ln', '-s', 'f', 's'], check=True)\n"
+              "subprocess.run(['ln', '-s', os.path.abspath('f'), 'a'],"
+              " check=True)\n"
+              "os.link('f', 'h', follow_symlinks=False)\n"
+              "os.symlink('nowhere', 'n')\n")
+    t, d = run_python_in(tmp_path, script, "full")
+    rows = [(r["path"], Path(r["path2"]).name, r["inode"], r["flags"])
+            for r in csv.DictReader(open(t.dir / "io.csv"))
+            if r["type"] == "H"]
+    assert rows == [(f"{d}/f", "g", "0", "0x00000000"),
+                    ("f", "s", "0", "0x00000001"),
+                    (f"{d}/f", "a", "0", "0x00000001"),
+                    (f"{d}/f", "h", "0", "0x00000000"),
+                    ("nowhere", "n", "0", "0x00000001")]
+
+
 # Calls that close a descriptor at their entry, and then fail.
 FAILED_CLOSES = {
     "exec": "try:\n    os.execv('/nonexistent', ['x'])\n"

@@ -1154,6 +1154,28 @@ def test_a_hard_link_made_by_another_task_names_the_file(tmp_path):
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "deleted"]
 
 
+def test_a_symlink_is_no_name_of_its_target(tmp_path):
+    """A symlink's H row (flags 1) is no link: in T1 s is deleted though
+    sl leads to it; T3's fl names no version of f, so T5, which read
+    through it what T4 wrote, read the input fl (joined by path only),
+    not T2's stale f."""
+    d, rep = staged_report(tmp_path,
+                           "echo q > s; ls s > /dev/null; ln -s $PWD/s sl; "
+                           "rm s",
+                           "echo a > f", "ln -s $PWD/f fl",
+                           "echo bbbbbbbb > f2; mv f2 f", "cat fl > o5")
+    assert data_records(rep, "T1", d) == [("s", 2, 0, True)]
+    assert [(v["task"], Path(v["path"]).name) for v in rep["wcp"]["vertices"]
+            if v["kind"] == "deleted"] == [(task_by_dir(rep, "T1")["id"],
+                                            "s")]
+    assert data_records(rep, "T5", d) == [("fl", 0, 9, False),
+                                          ("o5", 9, 0, False)]
+    assert flow_edges(rep) == set()
+    assert sorted((Path(v["path"]).name, v["size"])
+                  for v in rep["wcp"]["vertices"]
+                  if v["kind"] == "input") == [("fl", 9)]
+
+
 def test_appending_to_a_file_that_was_not_there_invents_no_input(tmp_path):
     """T1's `>>` made newlog (O_APPEND|O_CREAT, empty at its open, no task
     had written it): its version comes from the start, no input of size
