@@ -1176,6 +1176,39 @@ def test_a_symlink_is_no_name_of_its_target(tmp_path):
                   if v["kind"] == "input") == [("fl", 9)]
 
 
+def rewrite_csv(path, rows):
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    path.write_bytes(buf.getvalue().encode("utf-8", "surrogateescape"))
+
+
+def test_a_record_named_after_its_first_read_reads_by_that_name(tmp_path):
+    """A record first known by an R row (files.csv, lost here, gives no
+    name) takes its name from the open after: it read f, not the empty
+    name, so T2 read T1's f."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"T1": f"cd {d}; echo one > f"},
+        {"T2": f"cd {d}; cat f > o2; cat f > /dev/null"}])
+    rows = csv_rows(traces / "T2" / "io.csv")
+    (ino,) = {r["inode"] for r in rows
+              if r["type"] == "O" and r["path"] == f"{d}/f"}
+    first = next(r for r in rows if r["inode"] == ino and r["type"] == "R")
+    rows.remove(first)
+    rewrite_csv(traces / "T2" / "io.csv", [first] + rows)
+    files = csv_rows(traces / "T2" / "files.csv")
+    for r in files:
+        if r["inode"] == ino:
+            r["paths"], r["npaths"] = "", "0"
+    rewrite_csv(traces / "T2" / "files.csv", files)
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert data_records(rep, "T2", d) == [("f", 0, 8, False),
+                                          ("o2", 4, 0, False)]
+    assert flow_edges(rep) == {("T1", "T2", "f", 8)}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
 def test_appending_to_a_file_that_was_not_there_invents_no_input(tmp_path):
     """T1's `>>` made newlog (O_APPEND|O_CREAT, empty at its open, no task
     had written it): its version comes from the start, no input of size
