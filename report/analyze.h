@@ -113,9 +113,9 @@ const char *vertex_kind_name(enum vertex_kind k);
 void moves_collect(struct workflow *wf, struct analysis *an);
 /* The last move into the name, or plain rename away from it (*into
  * false), that ended by time t and comes before move bound; NO_INDEX if
- * none. */
+ * none.  *next_us: when the name's next move ended (INT64_MAX: none). */
 size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
-		     int64_t t, size_t bound, bool *into);
+		     int64_t t, size_t bound, bool *into, int64_t *next_us);
 void moves_release(struct analysis *an);
 
 /* Builds the WCP graph and its critical path (wcp.c). */

@@ -27,8 +27,9 @@ struct rw_acc {
 struct tfile {
 	char *path; /* last name (a rename moves it) */
 	size_t path_len;
-	char *access_path; /* the name at its first read or write, if the
-			    * task renamed it after; NULL: path */
+	char *access_path; /* the name at its first open (or read or
+			    * write, if earlier), if the task renamed it
+			    * after; NULL: path */
 	size_t access_path_len;
 	uint64_t inode; /* the trace's id; 0 if only known by path */
 	size_t names; /* names in the task's by_path that lead to it */

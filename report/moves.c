@@ -6,6 +6,7 @@
  * the renames away from it, let the WCP find what a name held at any time
  * in O(log n).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,11 +101,12 @@ void moves_collect(struct workflow *wf, struct analysis *an)
 }
 
 size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
-		     int64_t t, size_t bound, bool *into)
+		     int64_t t, size_t bound, bool *into, int64_t *next_us)
 {
 	size_t d = an->nmoves ? hmap_get(&an->names, path, len) : HMAP_NONE;
 	size_t lo, hi, first, k;
 
+	*next_us = INT64_MAX;
 	if (d == HMAP_NONE)
 		return NO_INDEX;
 	first = lo = an->name_first[d];
@@ -120,6 +122,8 @@ size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
 		else
 			hi = mid;
 	}
+	if (lo < an->name_first[d + 1])
+		*next_us = an->move[an->name_move[lo]].nm->time_us;
 	if (lo == first)
 		return NO_INDEX;
 	k = an->name_move[lo - 1];

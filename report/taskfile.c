@@ -63,9 +63,11 @@ void task_file_rename(struct task *t, size_t i, const char *path, size_t len)
 {
 	struct tfile *f = &t->file[i];
 
-	/* Other tasks wrote what it read (or appended to) by that name; a
-	 * record first known by an R or W row had none yet. */
-	if (f->first_access_us >= 0 && !f->access_path && f->path_len) {
+	/* The name it was opened (or first read or written) by: other
+	 * tasks wrote by that name what it read or appended to.  A record
+	 * first known by an R or W row had none yet. */
+	if ((f->first_open_us >= 0 || f->first_access_us >= 0) &&
+	    !f->access_path && f->path_len) {
 		f->access_path = f->path;
 		f->access_path_len = f->path_len;
 	} else {

@@ -212,20 +212,29 @@ static size_t written_version(const struct analysis *an, size_t g, size_t self,
 }
 
 /*
- * What the name held at time t for task self (NO_INDEX: any): the later
- * of the latest version written by that name (by another task) and the
- * latest move into it (a rename or link before move bound), which holds
- * what its source name held then; NO_INDEX if no traced task wrote it,
- * or a rename took it away since.
+ * What task self (NO_INDEX: any) found at time t in the file it opened by
+ * the name at time opened (<= t): the later of the latest move into the
+ * name (a rename or link before move bound) by the open, which holds what
+ * its source name held then, and the latest version written by that name
+ * (by another task) by t.  The open chose the file, so a move of the name
+ * after it is not followed, and a version begun after such a move is
+ * another file's; a write to the same file by that name between the open
+ * and t is seen.  NO_INDEX if no traced task wrote it, or a rename took it
+ * away before the open.
  */
 static size_t named_version(const struct analysis *an, const char *path,
-			    size_t len, size_t self, int64_t t, size_t bound)
+			    size_t len, size_t self, int64_t opened, int64_t t,
+			    size_t bound)
 {
 	size_t g = hmap_get(&an->by_path, path, len);
-	size_t v = g != HMAP_NONE ? written_version(an, g, self, t) : NO_INDEX;
 	bool into = false;
-	size_t m = moves_last_at(an, path, len, t, bound, &into);
-	size_t src;
+	int64_t next_us;
+	size_t m = moves_last_at(an, path, len, opened, bound, &into, &next_us);
+	size_t v, src;
+
+	if (next_us > opened && next_us <= t)
+		t = next_us - 1;
+	v = g != HMAP_NONE ? written_version(an, g, self, t) : NO_INDEX;
 
 	if (m == NO_INDEX ||
 	    (v != NO_INDEX && an->vertex[v].first_us > an->move[m].nm->time_us))
@@ -255,23 +264,31 @@ static void move_sources(struct workflow *wf, struct analysis *an)
 			m->src = f->wcp_vertex;
 		else
 			m->src = named_version(an, nm->from, nm->from_len,
-					       NO_INDEX, nm->time_us, m->group);
+					       NO_INDEX, nm->time_us,
+					       nm->time_us, m->group);
 	}
 }
 
-/* The name a task's record had at its first read or write. */
-static const char *access_name(const struct tfile *f, size_t *len)
+/* The name a task's record had at its first open (or read or write, if
+ * earlier), and when: the name is looked up then, what it led to read
+ * at time t. */
+static const char *access_name(const struct tfile *f, int64_t t, size_t *len,
+			       int64_t *opened)
 {
+	*opened = f->first_open_us >= 0 && f->first_open_us < t ?
+			  f->first_open_us :
+			  t;
 	*len = f->access_path ? f->access_path_len : f->path_len;
 	return f->access_path ? f->access_path : f->path;
 }
 
-/* The version a task saw at time t by a name of file g: a written one,
- * else the input. */
+/* The version a task saw at time t in file g, opened by that name then:
+ * a written one, else the input. */
 static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
-			   const char *name, size_t len, size_t self, int64_t t)
+			   const char *name, size_t len, size_t self,
+			   int64_t opened, int64_t t)
 {
-	size_t v = named_version(an, name, len, self, t, an->nmoves);
+	size_t v = named_version(an, name, len, self, opened, t, an->nmoves);
 
 	return v != NO_INDEX ? v : input_vertex(wf, an, g);
 }
@@ -286,9 +303,10 @@ static size_t appended_version(struct workflow *wf, struct analysis *an,
 			       size_t g, size_t self, const struct tfile *f)
 {
 	size_t len;
-	const char *name = access_name(f, &len);
-	size_t v =
-		named_version(an, name, len, self, f->wr.first_us, an->nmoves);
+	int64_t opened;
+	const char *name = access_name(f, f->wr.first_us, &len, &opened);
+	size_t v = named_version(an, name, len, self, opened, f->wr.first_us,
+				 an->nmoves);
 
 	if (v != NO_INDEX)
 		return v;
@@ -321,10 +339,13 @@ static void find_task_io(struct workflow *wf, struct analysis *an, size_t t,
 			continue;
 		if (is_input(f)) {
 			size_t len;
-			const char *name = access_name(f, &len);
+			int64_t opened;
+			const char *name =
+				access_name(f, f->rd.first_us, &len, &opened);
 
 			io->in_v[io->nin] = seen_version(wf, an, g, name, len,
-							 t, f->rd.first_us);
+							 t, opened,
+							 f->rd.first_us);
 			io->in_f[io->nin++] = i;
 		} else if (appends_to_earlier(f)) {
 			/* Appending builds on the version before. */
@@ -402,7 +423,7 @@ static void add_deletions(struct workflow *wf, struct analysis *an, size_t t)
 		if (f->unlink_us < 0 || g == HMAP_NONE || an->file[g].system)
 			continue;
 		cur = seen_version(wf, an, g, f->path, f->path_len, NO_INDEX,
-				   f->unlink_us);
+				   f->unlink_us, f->unlink_us);
 		del = add_vertex(an, V_DELETED, g, t, f->unlink_us);
 		an->vertex[del].size = 0;
 		an->vertex[del].tfile = i;

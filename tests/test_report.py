@@ -1209,6 +1209,31 @@ def test_a_record_named_after_its_first_read_reads_by_that_name(tmp_path):
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
 
+def test_a_file_renamed_after_the_readers_open_is_still_read(tmp_path):
+    """T2 opens in and log (to append), T3 renames both and makes a new
+    in, then T2 reads in and appends to log through its descriptors: they
+    are T1's files, found by their names at T2's open (the renames came
+    before T2's read and write), and T3's in, begun after the rename, is
+    another file: an edge T1 -> T2 on in and an APPEND to T1's log."""
+    sync = tmp_path / "sync"
+    sync.mkdir()
+    wait = "while [ ! -e {0} ]; do sleep 0.02; done"
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"T1": f"cd {d}; echo data > in; echo 1 > log"},
+        {"T2": f"cd {d}; exec 3<in 4>>log; : > {sync}/opened; "
+               + wait.format(f"{sync}/moved")
+               + "; cat <&3 > o2; echo 2 >&4",
+         "T3": f"cd {d}; " + wait.format(f"{sync}/opened")
+               + f"; mv in in.old; echo new > in; mv log log.1; "
+               f": > {sync}/moved"}])
+    assert (d / "log.1").read_text() == "1\n2\n"
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert flow_edges(rep) == {("T1", "T2", "in", 5)}
+    assert append_steps(rep) == [("T1", "T2")]
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"
+                and v["path"].startswith(f"{d}/")]
+
+
 def test_appending_to_a_file_that_was_not_there_invents_no_input(tmp_path):
     """T1's `>>` made newlog (O_APPEND|O_CREAT, empty at its open, no task
     had written it): its version comes from the start, no input of size
