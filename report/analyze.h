@@ -67,6 +67,8 @@ struct vertex {
 	size_t tfile; /* that task's record of the file; NO_INDEX */
 	int64_t time_us; /* when the state existed */
 	int64_t first_us; /* a written version: its first write */
+	int64_t named_us; /* the writer's rename that gave it file's path;
+			   * -1 or 0: none, it always had it */
 	int64_t size; /* bytes; -1 not known */
 	/* the DP's result */
 	int64_t dist_us;

@@ -204,10 +204,14 @@ static void exchange(struct task *t, const struct io_row *r)
 		 is_path(&t->file[j], r->path2, r->path2_len);
 	task_file_named(t, j, r->path, r->path_len);
 	task_file_named(t, i, r->path2, r->path2_len);
-	if (move_i)
+	if (move_i) {
 		task_file_rename(t, i, r->path2, r->path2_len);
-	if (move_j)
+		t->file[i].renamed_us = r->end;
+	}
+	if (move_j) {
 		task_file_rename(t, j, r->path, r->path_len);
+		t->file[j].renamed_us = r->end;
+	}
 	task_add_move(t, r, false, i);
 	task_add_move(t, r, true, j);
 }
@@ -233,10 +237,12 @@ static void name_op(struct task *t, const struct io_row *r)
 		if (!f->names)
 			f->unlink_us = r->end;
 	} else if (r->path2_len) {
-		if (!f->names || is_path(f, r->path, r->path_len))
+		if (!f->names || is_path(f, r->path, r->path_len)) {
 			task_file_rename(t, i, r->path2, r->path2_len);
-		else
+			f->renamed_us = r->end;
+		} else {
 			task_file_named(t, i, r->path2, r->path2_len);
+		}
 		task_add_move(t, r, false, i);
 	}
 }

@@ -47,6 +47,7 @@ struct tfile {
 	int64_t fresh_us; /* first open with O_TRUNC or O_EXCL for writing */
 	int64_t append_us; /* first appending write's start; -1 */
 	int64_t unlink_us; /* when the task removed it; -1 */
+	int64_t renamed_us; /* when its rename gave it path; -1: none */
 	bool appended; /* wrote with O_APPEND or at its old end */
 	bool executed; /* exec'd or mapped: a program, not data */
 	size_t wcp_vertex; /* the version this task wrote; analysis only */

@@ -102,6 +102,7 @@ static void add_version(struct analysis *an, size_t g, size_t task, size_t i,
 
 	an->vertex[v].tfile = i;
 	an->vertex[v].first_us = min_known(f->wr.first_us, f->created_us);
+	an->vertex[v].named_us = f->renamed_us;
 	an->vertex[v].size = f->size_last_close >= 0 ? f->size_last_close :
 						       f->wr.pos.max_byte + 1;
 	f->wcp_vertex = v;
@@ -189,7 +190,8 @@ static size_t input_vertex(struct workflow *wf, struct analysis *an, size_t g)
 }
 
 /* The latest version written by another task (or by itself when self is
- * NO_INDEX) that had begun by time t; NO_INDEX if none. */
+ * NO_INDEX) that had begun by time t under the file's path (a version
+ * its writer renamed there counts from the rename); NO_INDEX if none. */
 static size_t written_version(const struct analysis *an, size_t g, size_t self,
 			      int64_t t)
 {
@@ -206,7 +208,8 @@ static size_t written_version(const struct analysis *an, size_t g, size_t self,
 		else
 			hi = mid;
 	}
-	while (lo > 0 && an->vertex[gf->vfirst + lo - 1].task == self)
+	while (lo > 0 && (an->vertex[gf->vfirst + lo - 1].task == self ||
+			  an->vertex[gf->vfirst + lo - 1].named_us > t))
 		lo--;
 	return lo > 0 ? gf->vfirst + lo - 1 : NO_INDEX;
 }

@@ -1209,29 +1209,57 @@ def test_a_record_named_after_its_first_read_reads_by_that_name(tmp_path):
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
 
+def staged_with_a_pair(tmp_path, first, pair, *after):
+    """T1 runs first in the data directory, then T2 and T3 together, then
+    T4 ... one after the other.  pair(signal, wait) gives T2's and T3's
+    scripts: signal(name) makes name in a directory outside the data,
+    wait(name) waits for it, to order their steps.  Returns the data
+    directory and the traces."""
+    sync = tmp_path / "sync"
+    sync.mkdir()
+    t2, t3 = pair(
+        lambda name: f": > {sync}/{name}",
+        lambda name: f"while [ ! -e {sync}/{name} ]; do sleep 0.02; done")
+    return data_workflow(tmp_path, lambda d: [
+        {"T1": f"cd {d}; {first}"},
+        {"T2": f"cd {d}; {t2}", "T3": f"cd {d}; {t3}"}] + [
+        {f"T{i}": f"cd {d}; {script}"} for i, script in enumerate(after, 4)])
+
 def test_a_file_renamed_after_the_readers_open_is_still_read(tmp_path):
     """T2 opens in and log (to append), T3 renames both and makes a new
     in, then T2 reads in and appends to log through its descriptors: they
     are T1's files, found by their names at T2's open (the renames came
     before T2's read and write), and T3's in, begun after the rename, is
     another file: an edge T1 -> T2 on in and an APPEND to T1's log."""
-    sync = tmp_path / "sync"
-    sync.mkdir()
-    wait = "while [ ! -e {0} ]; do sleep 0.02; done"
-    d, traces = data_workflow(tmp_path, lambda d: [
-        {"T1": f"cd {d}; echo data > in; echo 1 > log"},
-        {"T2": f"cd {d}; exec 3<in 4>>log; : > {sync}/opened; "
-               + wait.format(f"{sync}/moved")
-               + "; cat <&3 > o2; echo 2 >&4",
-         "T3": f"cd {d}; " + wait.format(f"{sync}/opened")
-               + f"; mv in in.old; echo new > in; mv log log.1; "
-               f": > {sync}/moved"}])
+    d, traces = staged_with_a_pair(
+        tmp_path, "echo data > in; echo 1 > log", lambda signal, wait: (
+            f"exec 3<in 4>>log; {signal('opened')}; {wait('moved')}; "
+            "cat <&3 > o2; echo 2 >&4",
+            f"{wait('opened')}; mv in in.old; echo new > in; "
+            f"mv log log.1; {signal('moved')}"))
     assert (d / "log.1").read_text() == "1\n2\n"
     _, _, rep = report(traces, out=tmp_path / "out")
     assert flow_edges(rep) == {("T1", "T2", "in", 5)}
     assert append_steps(rep) == [("T1", "T2")]
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"
                 and v["path"].startswith(f"{d}/")]
+
+
+def test_a_version_is_under_its_new_name_from_its_writers_rename(tmp_path):
+    """T2 writes tmp and, after T3 read out, renames it over out: T3 read
+    T1's out, not T2's version (filed under out, its record's last name,
+    but there only from the rename); T4, after it, reads T2's."""
+    d, traces = staged_with_a_pair(
+        tmp_path, "echo old > out", lambda signal, wait: (
+            f"echo newnew > tmp; {signal('written')}; {wait('read')}; "
+            "mv tmp out",
+            f"{wait('written')}; cat out > o3; {signal('read')}"),
+        "cat out > o4")
+    assert (d / "o3").read_text() == "old\n"
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert flow_edges(rep) == {("T1", "T3", "out", 4),
+                               ("T2", "T4", "out", 7)}
+    assert written_as(rep) == set()
 
 
 def test_appending_to_a_file_that_was_not_there_invents_no_input(tmp_path):
