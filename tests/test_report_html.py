@@ -11,7 +11,6 @@ the `report` branch's `iowrap report` (commit 7f76c90) wrote for a 4-task
 workflow traced at --level full (tests/data/README.md) -- and from variants
 of it: with the fields the page can draw beyond it, empty, hostile, huge,
 not JSON."""
-import copy
 import json
 import shutil
 import subprocess
@@ -184,6 +183,36 @@ def test_extended_report_draws_every_chart(tmp_path):
         assert sum(c["items"]) > 0 and c["painted"] > 1000, c
     items = {c["name"]: c["items"] for c in charts}
     assert items["fig5"] == [1509, 0]
+
+
+def test_a_file_read_by_another_name_says_what_it_was_written_as(tmp_path):
+    """A data-flow edge with written_as (the file renamed between its
+    writer and its reader): the graph's two links of it say, in their
+    tooltips, the name the writer wrote it by."""
+    report = sample()
+    files = {f["id"]: f["path"] for f in report["files"]}
+    tasks = {t["id"]: t["name"] for t in report["tasks"]}
+    edge = report["data_flow"]["edges"][0]
+    edge["written_as"] = 21
+    path = write_page(tmp_path, report)
+    with cdp.Browser() as b:
+        page = b.open_page()
+        page.navigate(path.as_uri())
+        tips = page.evaluate(r"""(function () {
+		var box = document.querySelector('[data-chart="dataflow"]');
+		var o = echarts.getInstanceByDom(box).getOption();
+
+		return o.series[0].links.filter(function (l) {
+			return l.writtenAs;
+		}).map(function (l) {
+			return o.tooltip[0].formatter({ dataType: 'edge', data: l });
+		});
+	})()""")
+        assert page.console_errors == []
+    writer, file, reader = (tasks[edge["writer"]], files[edge["file"]],
+                            tasks[edge["reader"]])
+    written = f"<br>1.43 MiB<br>written as {files[21]}"
+    assert tips == [f"{writer} → {file}{written}", f"{file} → {reader}{written}"]
 
 
 def test_empty_report_explains_every_chart(tmp_path):

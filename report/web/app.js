@@ -937,6 +937,8 @@
 		}
 		edges.forEach(function (e) {
 			var w = arr(R.tasks)[e.writer] || {}, r = arr(R.tasks)[e.reader] || {};
+			/* Renamed between writer and reader: the file is the reader's name. */
+			var as = num(e.written_as) !== null ? fileLabel(R, e.written_as) : null;
 			var a, f, b;
 
 			if (num(e.file) === null)
@@ -948,9 +950,9 @@
 			b = num(e.reader) !== null ? node('t' + e.reader, taskLabel(R, e.reader), 'task',
 							  (num(r.start) || t0) - t0) : null;
 			if (a && f)
-				links.push({ source: a, target: f, bytes: e.bytes });
+				links.push({ source: a, target: f, bytes: e.bytes, as: as });
 			if (f && b)
-				links.push({ source: f, target: b, bytes: e.bytes });
+				links.push({ source: f, target: b, bytes: e.bytes, as: as });
 		});
 		if (list.length) {
 			var pos = layers(list, links, s.clientWidth, 440);
@@ -958,7 +960,9 @@
 				tooltip: { formatter: function (p) {
 					if (p.dataType === 'edge')
 						return esc(p.data.sourceName) + ' → ' + esc(p.data.targetName) +
-						       '<br>' + bytes(p.data.bytes);
+						       '<br>' + bytes(p.data.bytes) +
+						       (p.data.writtenAs ? '<br>written as ' +
+							esc(p.data.writtenAs) : '');
 					return (p.data.kind === 'task' ? 'task ' : 'file ') + esc(p.data.name);
 				} },
 				legend: { data: ['task', 'file', 'critical path'], top: 0 },
@@ -982,6 +986,7 @@
 						var crit = onPath[l.source] && onPath[l.target];
 
 						return { source: l.source, target: l.target, bytes: l.bytes,
+							 writtenAs: l.as,
 							 sourceName: list[nodes[l.source]].name,
 							 targetName: list[nodes[l.target]].name,
 							 lineStyle: { color: crit ? '#c0392b' : '#b8c2cc',
