@@ -247,6 +247,17 @@ static void name_op(struct task *t, const struct io_row *r)
 	}
 }
 
+/* The kernel's name of an O_TMPFILE file: DIR/#INO (deleted). */
+static bool is_tmpfile_name(const struct tfile *f)
+{
+	static const char tail[] = " (deleted)";
+	size_t n = sizeof(tail) - 1;
+	const char *base = memrchr(f->path, '/', f->path_len);
+
+	return base && base[1] == '#' && f->path_len > n &&
+	       !memcmp(f->path + f->path_len - n, tail, n);
+}
+
 /*
  * A hard link: the new name leads to the file the old one led to, for the
  * task (a record it knows by the old name, HMAP_NONE: none) and for the
@@ -256,8 +267,14 @@ static void link_op(struct task *t, const struct io_row *r, size_t i)
 {
 	if (r->result != 0 || !r->path_len || !r->path2_len)
 		return;
-	if (i != HMAP_NONE)
+	/* An O_TMPFILE file's first name (a descriptor's row): its record
+	 * takes it, as from a rename; it had none but the kernel's. */
+	if (i != HMAP_NONE && r->inode && is_tmpfile_name(&t->file[i])) {
+		task_file_rename(t, i, r->path2, r->path2_len);
+		t->file[i].renamed_us = r->end;
+	} else if (i != HMAP_NONE) {
 		task_file_named(t, i, r->path2, r->path2_len);
+	}
 	task_add_move(t, r, false, i);
 }
 

@@ -1262,6 +1262,25 @@ def test_a_version_is_under_its_new_name_from_its_writers_rename(tmp_path):
     assert written_as(rep) == set()
 
 
+TMPFILE_LINKED = ("/usr/bin/python3 -c 'import os, ctypes; "
+                  "c = ctypes.CDLL(None, use_errno=True); "
+                  "f = os.open(\".\", os.O_TMPFILE | os.O_WRONLY, 0o644); "
+                  "os.write(f, b\"tmpfile-data\\n\"); "
+                  "assert c.linkat(-100, b\"/proc/self/fd/%d\" % f, -100, "
+                  "b\"out\", 0x400) == 0'")
+
+
+def test_a_tmpfile_is_named_by_its_link(tmp_path):
+    """An O_TMPFILE file linked as out: T1's record is out, not the
+    kernel's DIR/#INO (deleted), so T2 read out as T1 wrote it (no
+    written_as) and nothing is written and never read but T2's copy."""
+    d, rep = staged_report(tmp_path, TMPFILE_LINKED, "cat out > o2")
+    assert data_records(rep, "T1", d) == [("out", 13, 0, False)]
+    assert flow_edges(rep) == {("T1", "T2", "out", 13)}
+    assert written_as(rep) == set()
+    assert never_read(rep) == ["o2"]
+
+
 def test_appending_to_a_file_that_was_not_there_invents_no_input(tmp_path):
     """T1's `>>` made newlog (O_APPEND|O_CREAT, empty at its open, no task
     had written it): its version comes from the start, no input of size
