@@ -67,8 +67,6 @@ struct vertex {
 	size_t tfile; /* that task's record of the file; NO_INDEX */
 	int64_t time_us; /* when the state existed */
 	int64_t first_us; /* a written version: its first write */
-	int64_t named_us; /* the writer's rename that gave it file's path;
-			   * -1 or 0: none, it always had it */
 	int64_t size; /* bytes; -1 not known */
 	/* the DP's result */
 	int64_t dist_us;
@@ -115,9 +113,17 @@ const char *vertex_kind_name(enum vertex_kind k);
 void moves_collect(struct workflow *wf, struct analysis *an);
 /* The last move into the name, or plain rename away from it (*into
  * false), that ended by time t and comes before move bound; NO_INDEX if
- * none.  *next_us: when the name's next move ended (INT64_MAX: none). */
+ * none. */
 size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
-		     int64_t t, size_t bound, bool *into, int64_t *next_us);
+		     int64_t t, size_t bound, bool *into);
+/* Where the file the name path led to at *since is at time until: renames
+ * and exchanges of its name take it along (to the name returned, *len,
+ * from *since; *bound: the first move after the last one followed); a
+ * rename or link into its name replaces it (*gone_us: then, else
+ * INT64_MAX). */
+const char *moves_follow(const struct analysis *an, const char *path,
+			 size_t *len, int64_t *since, int64_t until,
+			 size_t *bound, int64_t *gone_us);
 void moves_release(struct analysis *an);
 
 /* Builds the WCP graph and its critical path (wcp.c). */

@@ -131,8 +131,12 @@ static bool starts_afresh(uint32_t flags)
 static void opened(struct tfile *f, const struct io_row *r)
 {
 	f->opens++;
-	if (f->first_open_us < 0)
+	if (f->first_open_us < 0) {
 		f->first_open_us = r->start;
+		/* Its path is the kernel's DIR/#INO (deleted) till linkat
+		 * names it. */
+		f->tmpfile = r->flags & IO_O_TMPFILE;
+	}
 	if (opened_for_writing(r->flags) && f->created_us < 0)
 		f->created_us = r->end;
 	if (starts_afresh(r->flags) && f->fresh_us < 0)
@@ -184,6 +188,14 @@ static size_t named_file(struct task *t, const struct io_row *r)
 static bool is_path(const struct tfile *f, const char *path, size_t len)
 {
 	return f->path_len == len && !memcmp(f->path, path, len);
+}
+
+/* Not yet opened, read, written, run, renamed or removed: named by a stat
+ * at most. */
+static bool first_open(const struct tfile *f)
+{
+	return f->first_open_us < 0 && f->first_access_us < 0 && !f->executed &&
+	       f->renamed_us < 0 && f->unlink_us < 0;
 }
 
 /*
@@ -247,17 +259,6 @@ static void name_op(struct task *t, const struct io_row *r)
 	}
 }
 
-/* The kernel's name of an O_TMPFILE file: DIR/#INO (deleted). */
-static bool is_tmpfile_name(const struct tfile *f)
-{
-	static const char tail[] = " (deleted)";
-	size_t n = sizeof(tail) - 1;
-	const char *base = memrchr(f->path, '/', f->path_len);
-
-	return base && base[1] == '#' && f->path_len > n &&
-	       !memcmp(f->path + f->path_len - n, tail, n);
-}
-
 /*
  * A hard link: the new name leads to the file the old one led to, for the
  * task (a record it knows by the old name, HMAP_NONE: none) and for the
@@ -268,13 +269,18 @@ static void link_op(struct task *t, const struct io_row *r, size_t i)
 	if (r->result != 0 || !r->path_len || !r->path2_len)
 		return;
 	/* An O_TMPFILE file's first name (a descriptor's row): its record
-	 * takes it, as from a rename; it had none but the kernel's. */
-	if (i != HMAP_NONE && r->inode && is_tmpfile_name(&t->file[i])) {
+	 * takes it, as from a rename; the kernel's name was no name. */
+	if (i != HMAP_NONE && r->inode && t->file[i].tmpfile) {
+		t->file[i].tmpfile = false;
+		task_file_unname(t, i, t->file[i].path, t->file[i].path_len);
 		task_file_rename(t, i, r->path2, r->path2_len);
 		t->file[i].renamed_us = r->end;
-	} else if (i != HMAP_NONE) {
-		task_file_named(t, i, r->path2, r->path2_len);
+		task_add_move(t, r, false, i);
+		t->move[t->nmoves - 1].carries = true;
+		return;
 	}
+	if (i != HMAP_NONE)
+		task_file_named(t, i, r->path2, r->path2_len);
 	task_add_move(t, r, false, i);
 }
 
@@ -305,6 +311,12 @@ static void add_io_row(void *ctx, const struct io_row *r)
 	 * here on, whatever files.csv says it was called. */
 	if (r->result >= 0 && r->path_len)
 		task_file_named(t, i, r->path, r->path_len);
+	/* Its first open names a record only stat'ed so far (ls A; mv A B
+	 * by another task; cat B): the open chose the file by that name. */
+	if (r->type == 'O' && r->result >= 0 && r->path_len &&
+	    first_open(&t->file[i]) &&
+	    !is_path(&t->file[i], r->path, r->path_len))
+		task_file_rename(t, i, r->path, r->path_len);
 	/* The research's eBPF tool names the mount root: files.csv's
 	 * mount point, which such a trace lacks. */
 	if (r->mount_root[0] && !t->file[i].mount_point)

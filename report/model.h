@@ -50,6 +50,7 @@ struct tfile {
 	int64_t renamed_us; /* when its rename gave it path; -1: none */
 	bool appended; /* wrote with O_APPEND or at its old end */
 	bool executed; /* exec'd or mapped: a program, not data */
+	bool tmpfile; /* opened O_TMPFILE, no name of its own yet */
 	size_t wcp_vertex; /* the version this task wrote; analysis only */
 };
 
@@ -66,7 +67,12 @@ struct name_move {
 	size_t from_len, to_len;
 	size_t tfile; /* the task's record of the file moved; (size_t)-1 */
 	bool vacates; /* a plain rename: from holds nothing after it */
+	bool carries; /* the record goes from `from` to `to`: a rename, an
+		       * exchange's half, an O_TMPFILE file's first name */
 };
+
+/* An open's flags: O_TMPFILE's own bit (its O_DIRECTORY is per arch). */
+#define IO_O_TMPFILE 020000000
 
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1) /* renameat2: the two names swap */

@@ -101,15 +101,14 @@ void moves_collect(struct workflow *wf, struct analysis *an)
 }
 
 size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
-		     int64_t t, size_t bound, bool *into, int64_t *next_us)
+		     int64_t t, size_t bound, bool *into)
 {
 	size_t d = an->nmoves ? hmap_get(&an->names, path, len) : HMAP_NONE;
-	size_t lo, hi, first, k;
+	size_t lo, hi, k;
 
-	*next_us = INT64_MAX;
 	if (d == HMAP_NONE)
 		return NO_INDEX;
-	first = lo = an->name_first[d];
+	lo = an->name_first[d];
 	hi = an->name_first[d + 1];
 	/* The name's moves are in time order: the last that ended by t and
 	 * comes before bound. */
@@ -122,13 +121,96 @@ size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
 		else
 			hi = mid;
 	}
-	if (lo < an->name_first[d + 1])
-		*next_us = an->move[an->name_move[lo]].nm->time_us;
-	if (lo == first)
+	if (lo == an->name_first[d])
 		return NO_INDEX;
 	k = an->name_move[lo - 1];
 	*into = an->move[k].to == d;
 	return k;
+}
+
+/* The first move after those that ended by t. */
+static size_t moves_after(const struct analysis *an, int64_t t)
+{
+	size_t lo = 0, hi = an->nmoves;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (an->move[mid].nm->time_us <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first move after move k's row (an exchange's row has two). */
+static size_t row_end(const struct analysis *an, size_t k)
+{
+	while (k + 1 < an->nmoves && an->move[k + 1].group == an->move[k].group)
+		k++;
+	return k + 1;
+}
+
+static bool is_exchange(const struct analysis *an, size_t k)
+{
+	return an->move[k].group != k || row_end(an, k) != k + 1;
+}
+
+const char *moves_follow(const struct analysis *an, const char *path,
+			 size_t *len, int64_t *since, int64_t until,
+			 size_t *bound, int64_t *gone_us)
+{
+	size_t k = moves_after(an, *since);
+
+	*gone_us = INT64_MAX;
+	for (;;) {
+		size_t d = an->nmoves ? hmap_get(&an->names, path, *len) :
+					HMAP_NONE;
+		size_t lo, hi, j;
+		const struct name_move *nm;
+
+		if (d == HMAP_NONE)
+			return path;
+		lo = an->name_first[d];
+		hi = an->name_first[d + 1];
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (an->name_move[mid] < k)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* The name's next move that took the file away from it. */
+		for (;; lo++) {
+			if (lo == an->name_first[d + 1])
+				return path;
+			j = an->name_move[lo];
+			nm = an->move[j].nm;
+			if (nm->time_us > until)
+				return path;
+			if (an->move[j].to != d || is_exchange(an, j))
+				break;
+			/* A rename or link into the name: another file. */
+			if (nm->from_len != nm->to_len ||
+			    memcmp(nm->from, nm->to, nm->to_len)) {
+				*gone_us = nm->time_us;
+				return path;
+			}
+		}
+		/* Renamed away (to), or exchanged (the other name: from). */
+		if (an->move[j].to != d) {
+			path = nm->to;
+			*len = nm->to_len;
+		} else {
+			path = nm->from;
+			*len = nm->from_len;
+		}
+		*since = nm->time_us;
+		k = row_end(an, j);
+		*bound = k;
+	}
 }
 
 void moves_release(struct analysis *an)

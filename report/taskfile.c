@@ -112,9 +112,9 @@ void task_add_move(struct task *t, const struct io_row *r, bool swapped,
 	m->to_len = swapped ? r->path_len : r->path2_len;
 	/* A plain rename leaves its source name empty; a link or an
 	 * exchange does not. */
-	m->vacates =
-		r->type == 'N' && !(r->flags & RENAME_EXCHANGE) &&
-		(m->from_len != m->to_len || memcmp(m->from, m->to, m->to_len));
+	m->carries = r->type == 'N' && (m->from_len != m->to_len ||
+					memcmp(m->from, m->to, m->to_len));
+	m->vacates = m->carries && !(r->flags & RENAME_EXCHANGE);
 	m->tfile = i;
 }
 

@@ -102,7 +102,6 @@ static void add_version(struct analysis *an, size_t g, size_t task, size_t i,
 
 	an->vertex[v].tfile = i;
 	an->vertex[v].first_us = min_known(f->wr.first_us, f->created_us);
-	an->vertex[v].named_us = f->renamed_us;
 	an->vertex[v].size = f->size_last_close >= 0 ? f->size_last_close :
 						       f->wr.pos.max_byte + 1;
 	f->wcp_vertex = v;
@@ -189,10 +188,42 @@ static size_t input_vertex(struct workflow *wf, struct analysis *an, size_t g)
 	return gf->input_vertex;
 }
 
+static bool same_name(const char *a, size_t alen, const char *b, size_t blen)
+{
+	return alen == blen && !memcmp(a, b, alen);
+}
+
+/* Whether version v was under its file's path at time t: its writer's own
+ * renames (and exchanges, and an O_TMPFILE's link) took its record from
+ * the name it was opened by to that path. */
+static bool named_at(const struct workflow *wf, const struct vertex *v,
+		     int64_t t)
+{
+	const struct task *tk = &wf->task[v->task];
+	const struct tfile *f = &tk->file[v->tfile];
+	int64_t from = min_known(f->first_open_us, f->first_access_us);
+	const char *name = f->access_path ? f->access_path : f->path;
+	size_t len = f->access_path ? f->access_path_len : f->path_len;
+
+	if (f->renamed_us < 0)
+		return true;
+	for (size_t i = 0; i < tk->nmoves && tk->move[i].time_us <= t; i++) {
+		const struct name_move *m = &tk->move[i];
+
+		if (m->tfile == v->tfile && m->carries && m->time_us >= from &&
+		    same_name(m->from, m->from_len, name, len)) {
+			name = m->to;
+			len = m->to_len;
+		}
+	}
+	return same_name(name, len, f->path, f->path_len);
+}
+
 /* The latest version written by another task (or by itself when self is
- * NO_INDEX) that had begun by time t under the file's path (a version
- * its writer renamed there counts from the rename); NO_INDEX if none. */
-static size_t written_version(const struct analysis *an, size_t g, size_t self,
+ * NO_INDEX) that had begun by time t and was under the file's path then
+ * (named_at); NO_INDEX if none. */
+static size_t written_version(const struct workflow *wf,
+			      const struct analysis *an, size_t g, size_t self,
 			      int64_t t)
 {
 	const struct gfile *gf = &an->file[g];
@@ -209,41 +240,53 @@ static size_t written_version(const struct analysis *an, size_t g, size_t self,
 			hi = mid;
 	}
 	while (lo > 0 && (an->vertex[gf->vfirst + lo - 1].task == self ||
-			  an->vertex[gf->vfirst + lo - 1].named_us > t))
+			  !named_at(wf, &an->vertex[gf->vfirst + lo - 1], t)))
 		lo--;
 	return lo > 0 ? gf->vfirst + lo - 1 : NO_INDEX;
 }
 
 /*
  * What task self (NO_INDEX: any) found at time t in the file it opened by
- * the name at time opened (<= t): the later of the latest move into the
- * name (a rename or link before move bound) by the open, which holds what
- * its source name held then, and the latest version written by that name
- * (by another task) by t.  The open chose the file, so a move of the name
- * after it is not followed, and a version begun after such a move is
- * another file's; a write to the same file by that name between the open
- * and t is seen.  NO_INDEX if no traced task wrote it, or a rename took it
- * away before the open.
+ * the name path at time opened (<= t).  The open chose the file: it is
+ * followed through later renames and exchanges of its name, by any task,
+ * to the name it had at t (moves_follow), and a rename or link into its
+ * name that replaced it ends what it could hold.  Then it held the later
+ * of the version the last move into that name (before move bound)
+ * carried, and the latest version written by that name (by another task)
+ * by t.  NO_INDEX if no traced task wrote it, or a rename took it away
+ * before the open.
  */
-static size_t named_version(const struct analysis *an, const char *path,
+static size_t named_version(const struct workflow *wf,
+			    const struct analysis *an, const char *path,
 			    size_t len, size_t self, int64_t opened, int64_t t,
 			    size_t bound)
 {
-	size_t g = hmap_get(&an->by_path, path, len);
+	int64_t since = opened, gone_us;
+	const char *name =
+		moves_follow(an, path, &len, &since, t, &bound, &gone_us);
+	size_t g = hmap_get(&an->by_path, name, len);
 	bool into = false;
-	int64_t next_us;
-	size_t m = moves_last_at(an, path, len, opened, bound, &into, &next_us);
+	size_t m = moves_last_at(an, name, len, since, bound, &into);
 	size_t v, src;
 
-	if (next_us > opened && next_us <= t)
-		t = next_us - 1;
-	v = g != HMAP_NONE ? written_version(an, g, self, t) : NO_INDEX;
+	if (gone_us <= t)
+		t = gone_us - 1;
+	v = g != HMAP_NONE ? written_version(wf, an, g, self, t) : NO_INDEX;
 
 	if (m == NO_INDEX ||
 	    (v != NO_INDEX && an->vertex[v].first_us > an->move[m].nm->time_us))
 		return v;
-	src = into ? an->move[m].src : NO_INDEX;
-	return src != NO_INDEX && an->vertex[src].task != self ? src : NO_INDEX;
+	if (!into)
+		return NO_INDEX;
+	src = an->move[m].src;
+	/* The task's own version it was (an appender's, begun at its
+	 * open): what the name held before that, for it. */
+	if (src != NO_INDEX && an->vertex[src].task == self)
+		src = named_version(wf, an, an->move[m].nm->from,
+				    an->move[m].nm->from_len, self,
+				    an->move[m].nm->time_us,
+				    an->move[m].nm->time_us, an->move[m].group);
+	return src;
 }
 
 /*
@@ -266,7 +309,7 @@ static void move_sources(struct workflow *wf, struct analysis *an)
 		    an->vertex[f->wcp_vertex].first_us <= nm->time_us)
 			m->src = f->wcp_vertex;
 		else
-			m->src = named_version(an, nm->from, nm->from_len,
+			m->src = named_version(wf, an, nm->from, nm->from_len,
 					       NO_INDEX, nm->time_us,
 					       nm->time_us, m->group);
 	}
@@ -291,7 +334,8 @@ static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
 			   const char *name, size_t len, size_t self,
 			   int64_t opened, int64_t t)
 {
-	size_t v = named_version(an, name, len, self, opened, t, an->nmoves);
+	size_t v =
+		named_version(wf, an, name, len, self, opened, t, an->nmoves);
 
 	return v != NO_INDEX ? v : input_vertex(wf, an, g);
 }
@@ -308,8 +352,8 @@ static size_t appended_version(struct workflow *wf, struct analysis *an,
 	size_t len;
 	int64_t opened;
 	const char *name = access_name(f, f->wr.first_us, &len, &opened);
-	size_t v = named_version(an, name, len, self, opened, f->wr.first_us,
-				 an->nmoves);
+	size_t v = named_version(wf, an, name, len, self, opened,
+				 f->wr.first_us, an->nmoves);
 
 	if (v != NO_INDEX)
 		return v;

@@ -1245,20 +1245,28 @@ def test_a_file_renamed_after_the_readers_open_is_still_read(tmp_path):
                 and v["path"].startswith(f"{d}/")]
 
 
-def test_a_version_is_under_its_new_name_from_its_writers_rename(tmp_path):
+@pytest.mark.parametrize("writes, read", [
+    ("echo newnew > tmp; {written}; {read}; mv tmp out",
+     ("T1", "T3", "out", 4)),
+    ("echo newnew > out; {written}; {read}; mv out out.bak; mv out.bak out",
+     ("T2", "T3", "out", 7))])
+def test_a_version_is_under_its_name_while_its_writer_had_it_there(
+        tmp_path, writes, read):
     """T2 writes tmp and, after T3 read out, renames it over out: T3 read
     T1's out, not T2's version (filed under out, its record's last name,
-    but there only from the rename); T4, after it, reads T2's."""
+    but there only from the rename).  T2 rewrites out in place and, after
+    T3 read it, renames it away and back: T3 read T2's version, under out
+    from its first write to the first rename and from the second on.  T4,
+    after both, reads T2's."""
     d, traces = staged_with_a_pair(
         tmp_path, "echo old > out", lambda signal, wait: (
-            f"echo newnew > tmp; {signal('written')}; {wait('read')}; "
-            "mv tmp out",
+            writes.format(written=signal("written"), read=wait("read")),
             f"{wait('written')}; cat out > o3; {signal('read')}"),
         "cat out > o4")
-    assert (d / "o3").read_text() == "old\n"
+    assert (d / "o3").read_text() == ("old\n" if read[0] == "T1" else
+                                      "newnew\n")
     _, _, rep = report(traces, out=tmp_path / "out")
-    assert flow_edges(rep) == {("T1", "T3", "out", 4),
-                               ("T2", "T4", "out", 7)}
+    assert flow_edges(rep) == {read, ("T2", "T4", "out", 7)}
     assert written_as(rep) == set()
 
 
@@ -1293,3 +1301,75 @@ def test_appending_to_a_file_that_was_not_there_invents_no_input(tmp_path):
     assert wcp_steps(rep) == [("start", "newlog@T1", "CONVERT"),
                               ("newlog@T1", "newlog@T2", "APPEND")]
     assert flow_edges(rep) == set()
+
+
+def test_a_file_renamed_away_and_back_is_followed(tmp_path):
+    """T2 opens A (no read), T3 renames it to A.lock, appends and renames
+    it back, then T2 reads A: the file T2 opened, with T3's append (the
+    move away was not the file leaving the name for good)."""
+    d, traces = staged_with_a_pair(
+        tmp_path, "echo one > A", lambda signal, wait: (
+            f"wc -c < A > /dev/null; {signal('opened')}; "
+            f"{wait('moved')}; cat A > o2",
+            f"{wait('opened')}; mv A A.lock; echo edit >> A.lock; "
+            f"mv A.lock A; {signal('moved')}"))
+    assert (d / "o2").read_text() == "one\nedit\n"
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert flow_edges(rep) == {("T3", "T2", "A", 9)}
+    assert append_steps(rep) == [("T1", "T3")]
+
+
+def test_a_file_renamed_by_its_reader_is_followed(tmp_path):
+    """T2 opens A (no read) and renames it B itself, T3 appends to B, T2
+    reads B: T3's version, the file T2 opened under its new name."""
+    d, traces = staged_with_a_pair(
+        tmp_path, "echo one > A", lambda signal, wait: (
+            f"wc -c < A > /dev/null; mv A B; {signal('moved')}; "
+            f"{wait('appended')}; cat B > o2",
+            f"{wait('moved')}; echo more >> B; {signal('appended')}"))
+    assert (d / "o2").read_text() == "one\nmore\n"
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert flow_edges(rep) == {("T3", "T2", "B", 9)}
+    assert append_steps(rep) == [("T1", "T3")]
+
+
+def test_a_record_stat_ed_first_is_named_by_its_open(tmp_path):
+    """T2 stats A (ls -l: the record's first row), T3 renames A to B, T2
+    opens and reads B: the record is B, looked up by that name at the
+    open, and read T1's A."""
+    d, traces = staged_with_a_pair(
+        tmp_path, "echo one > A", lambda signal, wait: (
+            f"ls -l A > /dev/null; {signal('stat')}; {wait('moved')}; "
+            "cat B > o2",
+            f"{wait('stat')}; mv A B; {signal('moved')}"))
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert data_records(rep, "T2", d) == [("B", 0, 4, False),
+                                          ("o2", 4, 0, False)]
+    assert flow_edges(rep) == {("T1", "T2", "B", 4)}
+    assert written_as(rep) == {("T1", "T2", "B", "A")}
+
+
+def test_a_name_like_a_tmpfiles_is_a_real_file(tmp_path):
+    """T1 makes a real file named `#5 (deleted)` and links its descriptor's
+    file as g: no O_TMPFILE in its open's flags, so it keeps its name and
+    T2 read it from T1."""
+    d, rep = staged_report(
+        tmp_path, "/usr/bin/python3 -c 'import os, ctypes; "
+        "c = ctypes.CDLL(None, use_errno=True); "
+        "f = os.open(\"#5 (deleted)\", os.O_CREAT | os.O_WRONLY, 0o644); "
+        "os.write(f, b\"real-file\\n\"); "
+        "assert c.linkat(-100, b\"/proc/self/fd/%d\" % f, -100, "
+        "b\"g\", 0x400) == 0'", "cat '#5 (deleted)' > o2")
+    assert data_records(rep, "T1", d) == [("#5 (deleted)", 10, 0, False)]
+    assert flow_edges(rep) == {("T1", "T2", "#5 (deleted)", 10)}
+    assert never_read(rep) == ["o2"]
+
+
+def test_a_tmpfile_linked_then_removed_is_deleted(tmp_path):
+    """An O_TMPFILE file linked as out, then `rm out`: out was its only
+    name (the kernel's is none), so the record is unlinked and the file
+    ends in a deleted state."""
+    d, rep = staged_report(tmp_path, TMPFILE_LINKED + "; rm out")
+    assert data_records(rep, "T1", d) == [("out", 13, 0, True)]
+    assert [Path(v["path"]).name for v in rep["wcp"]["vertices"]
+            if v["kind"] == "deleted"] == ["out"]
