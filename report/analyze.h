@@ -96,6 +96,9 @@ struct analysis {
 	size_t *name_first, *name_move; /* name k's moves, in order:
 					 * name_move[name_first[k] ..
 					 * name_first[k + 1]] */
+	size_t nnames;
+	size_t *name_vfirst, *name_version; /* name k's versions renamed by
+					     * their writers, as above */
 	size_t *path; /* WCP edge ids, start to end */
 	size_t npath;
 	int64_t t0_us, t1_us; /* first task start, last task end */

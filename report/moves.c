@@ -73,6 +73,7 @@ static void index_by_name(struct analysis *an)
 	for (size_t d = names; d > 0; d--)
 		an->name_first[d] = an->name_first[d - 1];
 	an->name_first[0] = 0;
+	an->nnames = names;
 	free(from);
 }
 
@@ -218,5 +219,7 @@ void moves_release(struct analysis *an)
 	free(an->move);
 	free(an->name_first);
 	free(an->name_move);
+	free(an->name_vfirst);
+	free(an->name_version);
 	hmap_release(&an->names);
 }

@@ -193,30 +193,134 @@ static bool same_name(const char *a, size_t alen, const char *b, size_t blen)
 	return alen == blen && !memcmp(a, b, alen);
 }
 
-/* Whether version v was under its file's path at time t: its writer's own
- * renames (and exchanges, and an O_TMPFILE's link) took its record from
- * the name it was opened by to that path. */
-static bool named_at(const struct workflow *wf, const struct vertex *v,
-		     int64_t t)
+/*
+ * The names version v had by time t, in order: its writer's record's,
+ * from the name it was first opened by, through the writer's own renames
+ * (and exchanges, and an O_TMPFILE's link).  Calls name() with each; the
+ * last is the one it had at t.
+ */
+static void version_names(const struct workflow *wf, const struct vertex *v,
+			  int64_t t,
+			  void (*name)(void *ctx, const char *path, size_t len),
+			  void *ctx)
 {
 	const struct task *tk = &wf->task[v->task];
 	const struct tfile *f = &tk->file[v->tfile];
 	int64_t from = min_known(f->first_open_us, f->first_access_us);
-	const char *name = f->access_path ? f->access_path : f->path;
+	const char *path = f->access_path ? f->access_path : f->path;
 	size_t len = f->access_path ? f->access_path_len : f->path_len;
 
-	if (f->renamed_us < 0)
-		return true;
+	name(ctx, path, len);
 	for (size_t i = 0; i < tk->nmoves && tk->move[i].time_us <= t; i++) {
 		const struct name_move *m = &tk->move[i];
 
 		if (m->tfile == v->tfile && m->carries && m->time_us >= from &&
-		    same_name(m->from, m->from_len, name, len)) {
-			name = m->to;
+		    same_name(m->from, m->from_len, path, len)) {
+			path = m->to;
 			len = m->to_len;
+			name(ctx, path, len);
 		}
 	}
-	return same_name(name, len, f->path, f->path_len);
+}
+
+struct last_name {
+	const char *path;
+	size_t len;
+};
+
+static void keep_name(void *ctx, const char *path, size_t len)
+{
+	struct last_name *n = ctx;
+
+	n->path = path;
+	n->len = len;
+}
+
+/* Whether version v was under the name path at time t (version_names). */
+static bool named_at(const struct workflow *wf, const struct vertex *v,
+		     const char *path, size_t len, int64_t t)
+{
+	const struct tfile *f = &wf->task[v->task].file[v->tfile];
+	struct last_name n;
+
+	if (f->renamed_us < 0)
+		return same_name(f->path, f->path_len, path, len);
+	version_names(wf, v, t, keep_name, &n);
+	return same_name(n.path, n.len, path, len);
+}
+
+struct name_index {
+	struct analysis *an;
+	size_t v;
+	bool fill;
+};
+
+static void index_name(void *ctx, const char *path, size_t len)
+{
+	struct name_index *x = ctx;
+	struct analysis *an = x->an;
+	size_t d = hmap_get(&an->names, path, len);
+
+	if (d == HMAP_NONE)
+		return;
+	if (x->fill)
+		an->name_version[an->name_vfirst[d]++] = x->v;
+	else
+		an->name_vfirst[d + 1]++;
+}
+
+/* Every version its writer renamed, under each name it had (moves.c's
+ * names): a reader of one of them finds it, not only by its last. */
+static void index_renamed(struct workflow *wf, struct analysis *an)
+{
+	struct name_index x = { .an = an };
+	size_t n = an->nnames;
+
+	an->name_vfirst = xcalloc(n + 2, sizeof(size_t));
+	for (int pass = 0; pass < 2 && an->nmoves; pass++) {
+		for (x.v = 0; x.v < an->nvertices; x.v++) {
+			const struct vertex *v = &an->vertex[x.v];
+
+			if (v->kind == V_WRITTEN &&
+			    wf->task[v->task].file[v->tfile].renamed_us >= 0)
+				version_names(wf, v, INT64_MAX, index_name, &x);
+		}
+		if (pass)
+			break;
+		for (size_t d = 0; d < n; d++)
+			an->name_vfirst[d + 1] += an->name_vfirst[d];
+		an->name_version =
+			xcalloc(an->name_vfirst[n] + 1, sizeof(size_t));
+		x.fill = true;
+	}
+	/* The fill advanced each start to the next name's: move back. */
+	for (size_t d = n; d > 0 && an->name_version; d--)
+		an->name_vfirst[d] = an->name_vfirst[d - 1];
+	an->name_vfirst[0] = 0;
+}
+
+/* The latest version begun by t, not self's, among those its writer
+ * renamed that had the name path at t; NO_INDEX if none. */
+static size_t renamed_version(const struct workflow *wf,
+			      const struct analysis *an, const char *path,
+			      size_t len, size_t self, int64_t t)
+{
+	size_t d = an->nmoves ? hmap_get(&an->names, path, len) : HMAP_NONE;
+	size_t best = NO_INDEX;
+
+	if (d == HMAP_NONE || !an->name_version)
+		return NO_INDEX;
+	for (size_t k = an->name_vfirst[d]; k < an->name_vfirst[d + 1]; k++) {
+		size_t v = an->name_version[k];
+		const struct vertex *vx = &an->vertex[v];
+
+		if (vx->first_us <= t && vx->task != self &&
+		    (best == NO_INDEX ||
+		     vx->first_us > an->vertex[best].first_us) &&
+		    named_at(wf, vx, path, len, t))
+			best = v;
+	}
+	return best;
 }
 
 /* The latest version written by another task (or by itself when self is
@@ -240,7 +344,8 @@ static size_t written_version(const struct workflow *wf,
 			hi = mid;
 	}
 	while (lo > 0 && (an->vertex[gf->vfirst + lo - 1].task == self ||
-			  !named_at(wf, &an->vertex[gf->vfirst + lo - 1], t)))
+			  !named_at(wf, &an->vertex[gf->vfirst + lo - 1],
+				    gf->path, gf->path_len, t)))
 		lo--;
 	return lo > 0 ? gf->vfirst + lo - 1 : NO_INDEX;
 }
@@ -267,11 +372,15 @@ static size_t named_version(const struct workflow *wf,
 	size_t g = hmap_get(&an->by_path, name, len);
 	bool into = false;
 	size_t m = moves_last_at(an, name, len, since, bound, &into);
-	size_t v, src;
+	size_t v, r, src;
 
 	if (gone_us <= t)
 		t = gone_us - 1;
 	v = g != HMAP_NONE ? written_version(wf, an, g, self, t) : NO_INDEX;
+	r = renamed_version(wf, an, name, len, self, t);
+	if (r != NO_INDEX &&
+	    (v == NO_INDEX || an->vertex[r].first_us > an->vertex[v].first_us))
+		v = r;
 
 	if (m == NO_INDEX ||
 	    (v != NO_INDEX && an->vertex[v].first_us > an->move[m].nm->time_us))
@@ -539,6 +648,7 @@ void wcp_build(struct workflow *wf, struct analysis *an)
 	reset_versions(wf);
 	add_vertex(an, V_START, NO_INDEX, NO_INDEX, an->t0_us);
 	add_versions(wf, an);
+	index_renamed(wf, an);
 	move_sources(wf, an);
 	for (size_t t = 0; t < wf->ntasks; t++)
 		if (wf->task[t].nfiles > most)

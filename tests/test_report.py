@@ -1245,29 +1245,36 @@ def test_a_file_renamed_after_the_readers_open_is_still_read(tmp_path):
                 and v["path"].startswith(f"{d}/")]
 
 
-@pytest.mark.parametrize("writes, read", [
-    ("echo newnew > tmp; {written}; {read}; mv tmp out",
-     ("T1", "T3", "out", 4)),
+@pytest.mark.parametrize("writes, name, read, other_names", [
+    ("echo newnew > tmp; {written}; {read}; mv tmp out", "out",
+     ("T1", "T3", "out", 4), set()),
+    ("echo newnew > tmp; {written}; {read}; mv tmp out", "tmp",
+     ("T2", "T3", "tmp", 7), {("T2", "T3", "tmp", "out")}),
     ("echo newnew > out; {written}; {read}; mv out out.bak; mv out.bak out",
-     ("T2", "T3", "out", 7))])
+     "out", ("T2", "T3", "out", 7), set()),
+    ("echo newnew > out; {written}; {read}; mv out out.bak; ln out.bak out",
+     "out", ("T2", "T3", "out", 7), {("T2", "T3", "out", "out.bak"),
+                                     ("T2", "T4", "out", "out.bak")})])
 def test_a_version_is_under_its_name_while_its_writer_had_it_there(
-        tmp_path, writes, read):
+        tmp_path, writes, name, read, other_names):
     """T2 writes tmp and, after T3 read out, renames it over out: T3 read
     T1's out, not T2's version (filed under out, its record's last name,
-    but there only from the rename).  T2 rewrites out in place and, after
-    T3 read it, renames it away and back: T3 read T2's version, under out
-    from its first write to the first rename and from the second on.  T4,
-    after both, reads T2's."""
+    but there only from the rename); a T3 that read tmp read T2's.  T2
+    rewrites out in place and, after T3 read it, renames it away and
+    back: T3 read T2's version, under out from its first write to the
+    first rename and from the second on; or renames it away for good (and
+    links it back, for T4): T3 read T2's version, under out.bak only
+    after.  T4, after all, reads T2's."""
     d, traces = staged_with_a_pair(
         tmp_path, "echo old > out", lambda signal, wait: (
             writes.format(written=signal("written"), read=wait("read")),
-            f"{wait('written')}; cat out > o3; {signal('read')}"),
+            f"{wait('written')}; cat {name} > o3; {signal('read')}"),
         "cat out > o4")
     assert (d / "o3").read_text() == ("old\n" if read[0] == "T1" else
                                       "newnew\n")
     _, _, rep = report(traces, out=tmp_path / "out")
     assert flow_edges(rep) == {read, ("T2", "T4", "out", 7)}
-    assert written_as(rep) == set()
+    assert written_as(rep) == other_names
 
 
 TMPFILE_LINKED = ("/usr/bin/python3 -c 'import os, ctypes; "
