@@ -291,7 +291,7 @@ def test_process_columns(iowrap, tmp_path):
     assert row["execs"] == "2"
     assert int(row["ppid"]) > 0
     assert float(row["end_time"]) >= float(row["time"]) + 0.01
-    cg = open(f"/proc/self/cgroup").read()
+    cg = open("/proc/self/cgroup").read()
     s = t.summary
     assert row["cgroup_path"] == s["cgroup"]["path"]
     if s["cgroup"]["version"] == 2:
