@@ -162,38 +162,55 @@ void task_trace_release(struct task_trace *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* A directory with procs.csv and no summary.json: the tracer was killed
- * (or the task is still running): procs.csv is written as the task runs,
- * summary.json at its end.  Listed, marked. */
-static int unfinished_trace(int fd, const char *path, struct task_trace *t)
+/* A directory with procs.csv and no iowrap summary.json: the tracer was
+ * killed (or the task is still running): procs.csv is written as the task
+ * runs, summary.json at its end; or the summary is damaged.  Listed,
+ * marked. */
+static void procs_only_trace(const char *path, const char *error,
+			     struct task_trace *t)
 {
-	if (!tracescan_has_file(fd, "procs.csv"))
-		return -ENOENT;
 	memset(t, 0, sizeof(*t));
 	t->path = xstrdup(path);
-	t->error = xstrdup("no summary.json (iowrap killed, or the task "
-			   "still running)");
-	return 1;
+	t->error = xstrdup(error);
 }
 
 int task_trace_probe(struct tracescan *ts, int fd, const char *path,
 		     void **data)
 {
+	enum tracescan_kind kind = tracescan_kind(ts, fd, path);
 	struct task_trace t;
 	struct strbuf why;
 	int rc;
 
+	if (kind == TRACESCAN_NONE)
+		return 0;
 	sb_init(&why, 0);
 	rc = task_trace_load(fd, path, &t, &why);
 	if (rc < 0 && rc != -ENOENT)
 		tracescan_warn(ts, path, "/summary.json", sb_str(&why));
 	else if (rc > 0 && t.error)
 		tracescan_warn(ts, path, "/summary.json", t.error);
-	sb_release(&why);
-	if (rc == -ENOENT)
-		rc = unfinished_trace(fd, path, &t);
-	if (rc <= 0)
+	else if (rc == 0)
+		tracescan_warn(ts, path, "/summary.json",
+			       "not an iowrap summary (no \"schema\": "
+			       "\"iowrap-summary/N\")");
+	if (rc < 0 && rc != -ENOENT && !tracescan_has_file(fd, "procs.csv")) {
+		sb_release(&why);
 		return 0;
+	}
+	if (rc == -ENOENT)
+		procs_only_trace(path,
+				 "no summary.json (iowrap killed, or the "
+				 "task still running)",
+				 &t);
+	else if (rc == 0)
+		procs_only_trace(path,
+				 "summary.json is not an iowrap summary "
+				 "(damaged?)",
+				 &t);
+	else if (rc < 0)
+		procs_only_trace(path, "summary.json cannot be read", &t);
+	sb_release(&why);
 	*data = xmalloc(sizeof(t));
 	memcpy(*data, &t, sizeof(t));
 	return 1;

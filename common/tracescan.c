@@ -10,22 +10,41 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "display.h"
+#include "jsonget.h"
+#include "textfile.h"
 #include "util.h"
+
+/* The tracer writes "schema" first: an iowrap summary, one cut mid-write
+ * too, names it in its first bytes. */
+#define SCHEMA_PREFIX_BYTES 200
+#define SCHEMA_MARK "\"iowrap-summary/"
 
 struct names {
 	char **v;
 	size_t n, alloc;
 };
 
+static void warn_tail(struct tracescan *ts, const char *path, const char *what,
+		      const char *why, const char *tail);
+
 void tracescan_warn(struct tracescan *ts, const char *path, const char *what,
 		    const char *why)
+{
+	warn_tail(ts, path, what, why, "skipped");
+}
+
+/* "WHO: PATHWHAT: WHY; TAIL", counted in ts->warnings. */
+static void warn_tail(struct tracescan *ts, const char *path, const char *what,
+		      const char *why, const char *tail)
 {
 	struct strbuf line;
 
 	sb_init(&line, 0);
 	display_adds(&line, path);
-	sb_addf(&line, "%s: %s; skipped", what, why);
+	sb_addf(&line, "%s: %s; %s", what, why, tail);
 	warnx_line("%s: %s", ts->who, sb_str(&line));
 	sb_release(&line);
 	ts->warnings++;
@@ -37,6 +56,93 @@ bool tracescan_has_file(int fd, const char *name)
 
 	return fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	       S_ISREG(st.st_mode);
+}
+
+/* Whether the first bytes of summary.json name iowrap's schema: 1 yes, 0
+ * no, -errno if it cannot be read (the reason in why). */
+static int schema_in_prefix(int dirfd, struct strbuf *why)
+{
+	char buf[SCHEMA_PREFIX_BYTES];
+	struct stat st;
+	size_t len = 0;
+	ssize_t n;
+	int fd, err;
+
+	fd = openat(dirfd, "summary.json",
+		    O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		sb_adds(why, "not a regular file");
+		return -EINVAL;
+	}
+	while (len < sizeof(buf)) {
+		n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			close(fd);
+			errno = err;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	return memmem(buf, len, SCHEMA_MARK, strlen(SCHEMA_MARK)) != NULL;
+fail:
+	err = errno;
+	sb_adds(why, strerror(err));
+	return -err;
+}
+
+/* Whether DIRFD/summary.json is iowrap's: its first bytes name the schema,
+ * or it parses with a "schema" of iowrap-summary/N (keys reordered). */
+static int summary_is_ours(int dirfd, struct strbuf *why)
+{
+	struct strbuf text;
+	cJSON *root;
+	int rc = schema_in_prefix(dirfd, why);
+
+	if (rc != 0)
+		return rc;
+	sb_init(&text, TRACESCAN_SUMMARY_MAX + 1);
+	rc = textfile_read_at(dirfd, "summary.json", O_NOFOLLOW,
+			      TRACESCAN_SUMMARY_MAX, &text, why);
+	if (rc == 0) {
+		root = cJSON_ParseWithLength(text.buf, text.len);
+		rc = jget_is_summary(root);
+		cJSON_Delete(root);
+	}
+	sb_release(&text);
+	return rc;
+}
+
+enum tracescan_kind tracescan_kind(struct tracescan *ts, int fd,
+				   const char *path)
+{
+	bool procs = tracescan_has_file(fd, "procs.csv");
+	struct strbuf why;
+	int rc;
+
+	if (!tracescan_has_file(fd, "summary.json"))
+		return procs ? TRACESCAN_PROCS : TRACESCAN_NONE;
+	sb_init(&why, 0);
+	rc = summary_is_ours(fd, &why);
+	if (rc == 0 && !procs)
+		warn_tail(ts, path, "/summary.json",
+			  "not an iowrap summary (no \"schema\": "
+			  "\"iowrap-summary/N\"), no procs.csv",
+			  "not a trace, searched below");
+	else if (rc < 0 && !procs)
+		tracescan_warn(ts, path, "/summary.json", sb_str(&why));
+	sb_release(&why);
+	if (rc > 0)
+		return TRACESCAN_SUMMARY;
+	return procs ? TRACESCAN_PROCS : TRACESCAN_NONE;
 }
 
 void tracescan_init(struct tracescan *ts, const char *who,

@@ -3,8 +3,8 @@
  * Finds the trace directories under directories given: trace roots
  * (ROOT/HOST/KEY/), Nextflow work directories (work/xx/hash/.iowrap/),
  * Snakemake's .snakemake/iowrap/, any -o DIR.  One walker for `iowrap
- * tasks`, `report` and `export`; what counts as a trace directory is the
- * caller's probe.  Symlinks are never followed below a directory given
+ * tasks`, `report` and `export`; the probe decides with tracescan_kind
+ * (one rule for all three).  Symlinks are never followed below a directory given
  * (the directories given are the user's own paths and may be); an entry
  * that cannot be read gets one warning and is skipped; the walk is bounded
  * in depth and in directories opened; a trace directory is not searched
@@ -56,6 +56,28 @@ void tracescan_init(struct tracescan *ts, const char *who,
  * cannot be opened (the reason in why). */
 int tracescan_add(struct tracescan *ts, const char *dir, struct strbuf *why);
 void tracescan_release(struct tracescan *ts);
+
+/*
+ * What makes a directory a trace, for every reader (`iowrap tasks`,
+ * `report`, `export`): an iowrap summary.json (its "schema" starts with
+ * iowrap-summary/, one cut mid-write included), or a regular procs.csv
+ * (the summary missing, unreadable or not iowrap's: then the caller says
+ * so).  A summary.json that is neither is one warning naming it, and the
+ * directory is searched further: another tool's summary.json (MultiQC's)
+ * hides no trace below it.
+ */
+enum tracescan_kind {
+	TRACESCAN_NONE, /* not a trace directory */
+	TRACESCAN_SUMMARY, /* an iowrap summary.json */
+	TRACESCAN_PROCS, /* procs.csv, and no iowrap summary.json */
+};
+
+/* The largest summary.json parsed to find its "schema" when the first
+ * bytes do not name it (the tracer writes it first). */
+#define TRACESCAN_SUMMARY_MAX (64u << 20)
+
+enum tracescan_kind tracescan_kind(struct tracescan *ts, int fd,
+				   const char *path);
 
 /* One warning "WHO: PATHWHAT: WHY; skipped", counted in ts->warnings. */
 void tracescan_warn(struct tracescan *ts, const char *path, const char *what,

@@ -302,11 +302,15 @@ static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 		unmap_file(data, len);
 		return;
 	}
-	if (!jget_is_summary(root))
+	if (!jget_is_summary(root)) {
 		workflow_warn(
 			wf,
-			"%s/summary.json:1: unknown schema (want iowrap-summary/N); read as far as it matches",
+			"%s/summary.json: not an iowrap summary (no \"schema\": \"iowrap-summary/N\"); task times and totals taken from procs.csv",
 			t->dir);
+		cJSON_Delete(root);
+		unmap_file(data, len);
+		return;
+	}
 	mounts = read_summary_fields(t, root);
 	if (mounts > MOUNTS_MAX)
 		workflow_warn(
@@ -560,20 +564,15 @@ int load_trace_identity(struct workflow *wf, const char *dir)
 	return load(wf, dir, false);
 }
 
-/* The report's trace directories: summary.json (of any schema: it is read
- * as far as it matches, with a warning), or procs.csv alone, or the
- * research tools' CSV. */
+/* The report's trace directories: those of every reader (an iowrap
+ * summary.json, or procs.csv: tracescan_kind), and the research tools'
+ * CSV alone. */
 static int report_probe(struct tracescan *ts, int fd, const char *path,
 			void **data)
 {
-	char research[NAME_MAX + 1];
-
-	(void)ts;
-	(void)path;
 	(void)data;
-	return tracescan_has_file(fd, "summary.json") ||
-	       tracescan_has_file(fd, "procs.csv") ||
-	       research_csv_find(fd, research, sizeof(research));
+	return from_research_tool(fd) ||
+	       tracescan_kind(ts, fd, path) != TRACESCAN_NONE;
 }
 
 static void scan_root(struct workflow *wf, struct tracescan *ts,

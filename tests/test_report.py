@@ -454,6 +454,40 @@ def test_corrupt_summary_gives_partial_report(tmp_path):
     assert t["file_write_bytes"] == 6000
 
 
+def test_another_tools_summary_hides_no_trace(tmp_path):
+    """A summary.json of another tool (MultiQC's) above the traces made its
+    directory the only trace: one empty task, the real ones dropped, in
+    report and export alike.  Now it is one warning and the walk goes on;
+    next to procs.csv it is not read as a summary."""
+    traces = one_trace(tmp_path)
+    (traces / "summary.json").write_text('{"config_title": "MultiQC"}')
+    warning = (f"iowrap: report: {traces}/summary.json: not an iowrap"
+               ' summary (no "schema": "iowrap-summary/N"), no procs.csv;'
+               " not a trace, searched below\n")
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert stderr == warning
+    assert [t["dir"] for t in rep["tasks"]] == [str(traces / "t")]
+    assert rep["tasks"][0]["summary_read"] is True
+    assert rep["warnings"]["count"] == 1
+    proc = subprocess.run([str(IOWRAP), "export", "--format", "csv",
+                           "--table", "procs", str(traces)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == warning
+    procs = csv_rows(traces / "t" / "procs.csv")
+    assert len(proc.stdout.splitlines()) == 1 + len(procs)
+
+    summary = traces / "t" / "summary.json"
+    summary.write_text('{"schema": "multiqc/1", "command": ["x"]}')
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert stderr == warning + (
+        f"iowrap: report: {summary}: not an iowrap summary (no"
+        ' "schema": "iowrap-summary/N"); task times and totals taken from'
+        " procs.csv\n")
+    t = rep["tasks"][0]
+    assert (t["dir"], t["summary_read"], t["command"]) == (
+        str(traces / "t"), False, None)
+
+
 def test_trace_with_no_events(tmp_path):
     traces = tmp_path / "traces"
     subprocess.run([str(IOWRAP), "-o", str(traces / "s"), "--", "true"],

@@ -510,8 +510,12 @@ def test_hostile_and_broken_summaries(tmp_path):
 
     proc = tasks(top)
     assert proc.returncode == 0
-    assert proc.stderr == (f"iowrap: tasks: {cut}/summary.json: summary.json"
-                           " is not valid JSON (cut mid-write?); skipped\n")
+    assert proc.stderr == (
+        f"iowrap: tasks: {cut}/summary.json: summary.json"
+        " is not valid JSON (cut mid-write?); skipped\n"
+        f"iowrap: tasks: {top}/other/summary.json: not an iowrap summary"
+        ' (no "schema": "iowrap-summary/N"), no procs.csv; not a trace,'
+        " searched below\n")
     assert "\x1b" not in proc.stdout and "\u202e" not in proc.stdout
     assert "\x07" not in proc.stdout
     lines = proc.stdout.splitlines()
@@ -537,6 +541,42 @@ def test_hostile_and_broken_summaries(tmp_path):
     assert by[str(killed)]["start"] is None
     # No start time: last, in path order.
     assert [r["trace"] for r in rows[-2:]] == [str(cut), str(killed)]
+
+
+def test_another_tools_summary_hides_no_trace_and_a_damaged_one_is_named(
+        tmp_path):
+    """A summary.json of another tool (MultiQC's) above the traces is one
+    warning and the walk goes on below it; an iowrap summary.json damaged
+    in its schema line, next to procs.csv, is a trace listed with error
+    set and one warning naming the file (it was dropped in silence)."""
+    wf = tmp_path / "wf"
+    make_trace(wf / "results" / "t1", name="real1")
+    make_trace(wf / "results" / "t2", name="real2")
+    (wf / "summary.json").write_text('{"config_title": "MultiQC"}')
+    proc = tasks(wf)
+    assert proc.returncode == 0
+    assert proc.stderr == (
+        f"iowrap: tasks: {wf}/summary.json: not an iowrap summary"
+        ' (no "schema": "iowrap-summary/N"), no procs.csv; not a trace,'
+        " searched below\n")
+    _, rows = table(proc.stdout)
+    assert [(r["TASK"], r["TRACE"]) for r in rows] == [
+        ("real1", f"{wf}/results/t1"), ("real2", f"{wf}/results/t2")]
+
+    damaged = tmp_path / "wf2" / "t"
+    make_trace(damaged, name="damaged")
+    path = damaged / "summary.json"
+    path.write_text(path.read_text().replace("iowrap-summary/", "iowrap-x/")
+                    + "}")
+    proc = tasks(tmp_path / "wf2")
+    assert proc.returncode == 0
+    assert proc.stderr == (
+        f"iowrap: tasks: {damaged}/summary.json: not an iowrap summary"
+        ' (no "schema": "iowrap-summary/N"); skipped\n')
+    rows, _ = tasks_json(tmp_path / "wf2")
+    assert [(r["trace"], r["task"], r["error"]) for r in rows] == [
+        (str(damaged), None,
+         "summary.json is not an iowrap summary (damaged?)")]
 
 
 def test_unreadable_directory_warns_once(tmp_path):
