@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "display.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "json.h"
+#include "util.h"
 
 /* The code point of a valid n-byte UTF-8 sequence. */
 static unsigned int decode(const unsigned char *s, size_t n)
@@ -16,13 +18,40 @@ static unsigned int decode(const unsigned char *s, size_t n)
 	return cp;
 }
 
-/* Characters that are invisible or rearrange what follows them. */
-static int is_hazard(unsigned int cp)
+/*
+ * Characters that print as nothing: Unicode's Default_Ignorable_Code_Point
+ * (DerivedCoreProperties.txt, Unicode 15.1: zero-width and joiner
+ * characters, bidi marks, embeddings and isolates, the soft hyphen,
+ * variation selectors, Hangul fillers, tag characters).
+ */
+static const struct {
+	unsigned int first, last;
+} ignorable[] = {
+	{ 0x00ad, 0x00ad },   { 0x034f, 0x034f },   { 0x061c, 0x061c },
+	{ 0x115f, 0x1160 },   { 0x17b4, 0x17b5 },   { 0x180b, 0x180f },
+	{ 0x200b, 0x200f },   { 0x202a, 0x202e },   { 0x2060, 0x206f },
+	{ 0x3164, 0x3164 },   { 0xfe00, 0xfe0f },   { 0xfeff, 0xfeff },
+	{ 0xffa0, 0xffa0 },   { 0xfff0, 0xfff8 },   { 0x1bca0, 0x1bca3 },
+	{ 0x1d173, 0x1d17a }, { 0xe0000, 0xe0fff },
+};
+
+static bool is_ignorable(unsigned int cp)
 {
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
-	       (cp >= 0x200b && cp <= 0x200f) ||
-	       (cp >= 0x2028 && cp <= 0x202e) ||
-	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+	for (size_t i = 0; i < ARRAY_SIZE(ignorable); i++)
+		if (cp >= ignorable[i].first && cp <= ignorable[i].last)
+			return true;
+	return false;
+}
+
+/* Characters that are invisible or rearrange what follows them: controls
+ * (C0, DEL, C1), line and paragraph separators, the interlinear annotation
+ * characters (U+FFF9..U+FFFB, format characters that hide text), and the
+ * default ignorable ones. */
+static bool is_hazard(unsigned int cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 ||
+	       cp == 0x2029 || (cp >= 0xfff9 && cp <= 0xfffb) ||
+	       is_ignorable(cp);
 }
 
 size_t display_add(struct strbuf *sb, const char *s, size_t len)

@@ -579,6 +579,17 @@ def test_another_tools_summary_hides_no_trace_and_a_damaged_one_is_named(
          "summary.json is not an iowrap summary (damaged?)")]
 
 
+def test_invisible_characters_in_a_name_are_escaped(tmp_path):
+    """A word joiner, a tag character or a Hangul filler printed as
+    nothing: "al\u2060ign" looked like "align" in the table."""
+    make_trace(tmp_path / "t", name="al\u2060ign\U000e0041\u3164\u00ad")
+    proc = tasks(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _, rows = table(proc.stdout)
+    assert [r["TASK"] for r in rows] == [
+        "al\\u{2060}ign\\u{e0041}\\u{3164}\\u{00ad}"]
+
+
 def test_unreadable_directory_warns_once(tmp_path):
     if os.geteuid() == 0:
         pytest.skip("root reads any directory")
