@@ -20,6 +20,7 @@
 #include "parse.h"
 #include "research.h"
 #include "jsonget.h"
+#include "taskparse.h"
 #include "tracescan.h"
 #include "util.h"
 
@@ -58,6 +59,41 @@ static char *join_command(const cJSON *argv)
 	return sb_detach(&sb);
 }
 
+/* Reading one task's summary.json: where its warnings go. */
+struct summary_reader {
+	struct workflow *wf;
+	struct task *t;
+	bool mount_cut; /* a mount point was cut (said once) */
+};
+
+/*
+ * A string of summary.json, cut to TASK_VALUE_MAX bytes (at a UTF-8
+ * character), the tracer's own cap on a label: one 65 MiB hostname must
+ * not overflow the report's output and lose every task.  A cut is one
+ * warning naming the trace and the field, unless *said.
+ */
+static char *summary_strdup(struct summary_reader *rd, const cJSON *obj,
+			    const char *key, const char *field, bool *said)
+{
+	const cJSON *v = jget(obj, key);
+	size_t len;
+	bool cut;
+	char *s;
+
+	if (!cJSON_IsString(v) || !v->valuestring)
+		return NULL;
+	len = strlen(v->valuestring);
+	s = task_value_dup(v->valuestring, len, &cut);
+	if (cut && !(said && *said))
+		workflow_warn(
+			rd->wf,
+			"%s/summary.json: %s is %zu bytes; its first %d kept",
+			rd->t->dir, field, len, TASK_VALUE_MAX);
+	if (cut && said)
+		*said = true;
+	return s;
+}
+
 static void read_sizes(struct size_hist *h, const cJSON *arr)
 {
 	const cJSON *b;
@@ -85,8 +121,9 @@ static void read_sizes(struct size_hist *h, const cJSON *arr)
 enum { MOUNTS_MAX = 4096 };
 
 /* The mounts read: how many there were (more than MOUNTS_MAX: cut). */
-static size_t read_mounts(struct task *t, const cJSON *mounts)
+static size_t read_mounts(struct summary_reader *rd, const cJSON *mounts)
 {
+	struct task *t = rd->t;
 	const cJSON *m;
 	size_t n = (size_t)cJSON_GetArraySize(mounts);
 
@@ -99,10 +136,13 @@ static size_t read_mounts(struct task *t, const cJSON *mounts)
 
 		if (t->nmounts == MOUNTS_MAX)
 			break;
-		r->mount_point = jget_strdup(m, "mount_point");
+		r->mount_point = summary_strdup(rd, m, "mount_point",
+						"mounts[].mount_point",
+						&rd->mount_cut);
 		if (!r->mount_point)
 			continue;
-		r->fstype = jget_strdup(m, "fstype");
+		r->fstype = summary_strdup(rd, m, "fstype", "mounts[].fstype",
+					   &rd->mount_cut);
 		r->files = json_u64(m, "files");
 		r->opens = json_u64(m, "opens");
 		r->stats = json_u64(m, "stats");
@@ -145,8 +185,9 @@ static bool name_from_command(const cJSON *task)
 	return false;
 }
 
-static void read_identity(struct task *t, const cJSON *root)
+static void read_identity(struct summary_reader *rd, const cJSON *root)
 {
+	struct task *t = rd->t;
 	const cJSON *task = cJSON_GetObjectItemCaseSensitive(root, "task");
 	const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
 
@@ -157,26 +198,31 @@ static void read_identity(struct task *t, const cJSON *root)
 			cJSON_GetObjectItemCaseSensitive(task, "snakemake");
 
 		if (!name_from_command(task))
-			t->name = jget_strdup(task, "name");
-		t->key = jget_strdup(task, "key");
-		t->engine = jget_strdup(task, "engine");
-		t->group = jget_strdup(nf, "process");
+			t->name = summary_strdup(rd, task, "name", "task.name",
+						 NULL);
+		t->key = summary_strdup(rd, task, "key", "task.key", NULL);
+		t->engine =
+			summary_strdup(rd, task, "engine", "task.engine", NULL);
+		t->group = summary_strdup(rd, nf, "process",
+					  "task.nextflow.process", NULL);
 		if (!t->group)
-			t->group = jget_strdup(smk, "rule");
+			t->group = summary_strdup(rd, smk, "rule",
+						  "task.snakemake.rule", NULL);
 	}
-	t->host = jget_strdup(host, "hostname");
+	t->host = summary_strdup(rd, host, "hostname", "host.hostname", NULL);
 	t->command =
 		join_command(cJSON_GetObjectItemCaseSensitive(root, "command"));
 }
 
-static size_t read_summary_fields(struct task *t, const cJSON *root)
+static size_t read_summary_fields(struct summary_reader *rd, const cJSON *root)
 {
+	struct task *t = rd->t;
 	const cJSON *exit = cJSON_GetObjectItemCaseSensitive(root, "exit");
 	const cJSON *tr = cJSON_GetObjectItemCaseSensitive(root, "tracing");
 	const cJSON *tot = cJSON_GetObjectItemCaseSensitive(root, "totals");
 	double d;
 
-	read_identity(t, root);
+	read_identity(rd, root);
 	t->start_us = json_time(root, "start_time_s");
 	t->end_us = json_time(root, "end_time_s");
 	if (jget_number(exit, "code", &d) && d >= 0 && d <= 1e9)
@@ -185,14 +231,15 @@ static size_t read_summary_fields(struct task *t, const cJSON *root)
 		t->exit_signal = (int64_t)d;
 	t->complete =
 		cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr, "complete"));
-	t->level = jget_strdup(tr, "level");
+	t->level = summary_strdup(rd, tr, "level", "tracing.level", NULL);
 	if (jget_number(tot, "cpu_total_s", &d) && d >= 0)
 		t->cpu_s = d;
 	t->peak_rss_kib = json_u64(tot, "peak_rss_kib");
 	t->rchar = json_u64(tot, "rchar_bytes");
 	t->wchar = json_u64(tot, "wchar_bytes");
 	t->processes = json_u64(tot, "processes");
-	return read_mounts(t, cJSON_GetObjectItemCaseSensitive(root, "mounts"));
+	return read_mounts(rd,
+			   cJSON_GetObjectItemCaseSensitive(root, "mounts"));
 }
 
 /* Line of the byte at off, for "FILE:LINE" in messages. */
@@ -266,6 +313,7 @@ static void warn_partial_trace(struct workflow *wf, const struct task *t,
 
 static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 {
+	struct summary_reader rd = { .wf = wf, .t = t };
 	const char *data, *end = NULL;
 	size_t len, mounts;
 	cJSON *root;
@@ -311,7 +359,7 @@ static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 		unmap_file(data, len);
 		return;
 	}
-	mounts = read_summary_fields(t, root);
+	mounts = read_summary_fields(&rd, root);
 	if (mounts > MOUNTS_MAX)
 		workflow_warn(
 			wf,

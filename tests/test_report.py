@@ -594,24 +594,54 @@ def test_a_summary_with_too_many_mounts_is_read_in_part(tmp_path):
     assert len(rep["tasks"][0]["mounts"]) == 4096
 
 
-def test_an_export_too_large_for_its_buffer_fails_whole(tmp_path):
-    """A task name of 3 MB of bytes that are not UTF-8 (each written as
-    \\ufffd, 18 MB) overflows the Chrome export's 16 MiB buffer: the
-    export fails with one line and leaves no half file behind."""
+def test_an_oversized_summary_string_is_cut_not_fatal(tmp_path):
+    """A 65 MiB hostname in one task's summary.json overflowed the 64 MiB
+    output buffer: no report at all, exit 1, and a message blaming -o.
+    Strings read from summary.json are cut to 4,096 bytes, the tracer's
+    own cap on a label, with one warning naming the trace and the field
+    (a mount point cut is said once per trace)."""
+    traces = one_trace(tmp_path)
+    shutil.copytree(traces / "t", traces / "u")
+    summary = traces / "u" / "summary.json"
+    s = json.loads(summary.read_text())
+    s["host"]["hostname"] = "A" * (65 << 20)
+    s["task"]["key"] = "\u00e9" * 2049  # cut at a character: 4,096 bytes
+    s["mounts"] = [dict(s["mounts"][0], mount_point="/" + "M" * 5000),
+                   dict(s["mounts"][0], mount_point="/" + "m" * 5000)]
+    summary.write_text(json.dumps(s))
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert stderr == (
+        f"iowrap: report: {summary}: task.key is 4098 bytes; its first"
+        " 4096 kept\n"
+        f"iowrap: report: {summary}: host.hostname is {65 << 20} bytes;"
+        " its first 4096 kept\n"
+        f"iowrap: report: {summary}: mounts[].mount_point is 5001 bytes;"
+        " its first 4096 kept\n")
+    assert [t["dir"] for t in rep["tasks"]] == [str(traces / "t"),
+                                                str(traces / "u")]
+    u = rep["tasks"][1]
+    assert (u["host"], u["key"]) == ("A" * 4096, "\u00e9" * 2048)
+
+
+def test_an_oversized_task_name_is_cut_in_the_chrome_export(tmp_path):
+    """A 17 MiB task name overflowed the Chrome export's 16 MiB buffer:
+    exit 1, nothing written.  It is cut to 4,096 bytes with a warning."""
     traces = one_trace(tmp_path)
     summary = traces / "t" / "summary.json"
     s = json.loads(summary.read_text())
-    s["task"]["name"] = "NAME"
+    s["task"]["name"] = "N" * (17 << 20)
     s["task"]["sources"] = []
-    summary.write_bytes(json.dumps(s).encode().replace(
-        b'"NAME"', b'"' + b"\xff" * 3000000 + b'"'))
+    summary.write_text(json.dumps(s))
     out = tmp_path / "trace.json"
     p = subprocess.run([str(IOWRAP), "export", "--format", "chrome", "-o",
                         str(out), str(traces)], capture_output=True,
                        text=True, timeout=120)
     assert (p.returncode, p.stderr) == (
-        1, f"iowrap: export: cannot write {out}: File too large\n")
-    assert not out.exists()
+        0, f"iowrap: report: {summary}: task.name is {17 << 20} bytes;"
+        " its first 4096 kept\n")
+    events = json.loads(out.read_text())["traceEvents"]
+    assert {e["args"]["name"] for e in events
+            if e.get("name") == "process_name"} == {"N" * 4096}
 
 
 def test_same_walk_as_tasks_depth_and_duplicates(tmp_path):
