@@ -1519,27 +1519,33 @@ static bool writes_at_end(const struct tracee *t, const struct ofd *o)
 	return (o->flags & O_APPEND) && !(rwf & RWF_NOAPPEND);
 }
 
-/* A read or write at the file position (pos < 0) or at pos. */
-/* on_data's pos of a call at the file position (read, write, preadv2's
- * -1); any other negative one the kernel refuses (EINVAL), using none. */
-#define AT_FILE_POSITION INT64_MIN
-
-/* preadv's and pwritev's offset; preadv2's and pwritev2's -1 is the file
- * position. */
-static int64_t vector_offset(const struct tracee *t)
+/* Whether a call on fd0 uses and moves the file position. */
+static bool uses_position(const struct tracee *t)
 {
-	int64_t pos = arg_off64(t, 3);
-	bool v2 = t->call.id == SC_PREADV2 || t->call.id == SC_PWRITEV2;
-
-	return v2 && pos == -1 ? AT_FILE_POSITION : pos;
+	switch (t->call.id) {
+	case SC_READ:
+	case SC_WRITE:
+	case SC_READV:
+	case SC_WRITEV:
+	case SC_LSEEK:
+	case SC_LLSEEK:
+		return true;
+	case SC_PREADV2:
+	case SC_PWRITEV2:
+		return arg_off64(t, 3) == -1;
+	default:
+		return false;
+	}
 }
 
+/* A read or write at the file position, or at pos: a negative pos the
+ * kernel refuses (EINVAL), at no position. */
 static void on_data(struct iotrace *io, struct tracee *t, char type,
 		    uint64_t size, int64_t pos, int64_t ret)
 {
 	struct ofd *o = lookup_fd(io, t, arg_fd(t, 0));
 	struct op op = { .type = type, .result = ret, .size = size };
-	bool at_position = pos == AT_FILE_POSITION;
+	bool at_position = uses_position(t);
 
 	if (!o || !o->traced)
 		return; /* counted at exit: rchar and wchar say how much */
@@ -2202,6 +2208,9 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 	struct strbuf from, to;
 	struct op op = { .type = type, .result = ret, .offset = -1 };
 	const struct ofd *linked = linked_descriptor(io, t);
+	/* Its target is a string, no name of the task's (linkat may be
+	 * given a dirfd of -1 too: the call tells them apart). */
+	bool symlink = t->call.id == SC_SYMLINK || t->call.id == SC_SYMLINKAT;
 
 	/* renameat2's RENAME_NOREPLACE (1), _EXCHANGE (2), _WHITEOUT (4) */
 	if (t->call.id == SC_RENAMEAT2)
@@ -2216,7 +2225,7 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 			if (ret == 0)
 				file_add_path(&io->files, linked->inode_id,
 					      sb_str(&to));
-		} else if (type == 'H' && dirfd1 == -1) {
+		} else if (symlink) {
 			/* symlink's target is a string, not a task's path */
 			char target[PATH_MAX];
 
@@ -2234,7 +2243,7 @@ static void on_two_paths(struct iotrace *io, struct tracee *t, char type,
 		 * as much its operation as one moved in; a symlink's
 		 * target is no name of the task's. */
 		if (!excluded(io, op.path2) ||
-		    (!(type == 'H' && dirfd1 == -1) && !excluded(io, op.path)))
+		    (!symlink && !excluded(io, op.path)))
 			emit(io, t, &op);
 	}
 	sb_release(&from);
@@ -2686,25 +2695,6 @@ static bool on_untraced_fd(struct iotrace *io, struct tracee *t)
 	return o && !o->traced;
 }
 
-/* Whether a call on fd0 uses and moves the file position. */
-static bool uses_position(const struct tracee *t)
-{
-	switch (t->call.id) {
-	case SC_READ:
-	case SC_WRITE:
-	case SC_READV:
-	case SC_WRITEV:
-	case SC_LSEEK:
-	case SC_LLSEEK:
-		return true;
-	case SC_PREADV2:
-	case SC_PWRITEV2:
-		return arg_off64(t, 3) == -1;
-	default:
-		return false;
-	}
-}
-
 /*
  * What the call must have to itself for its offset to be exact
  * (opqueue.h): the end of the file it appends to, or the position it
@@ -3119,10 +3109,10 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 	io->syscall_stops++;
 	switch (t->call.id) {
 	case SC_READ:
-		on_data(io, t, 'R', a[2], AT_FILE_POSITION, ret);
+		on_data(io, t, 'R', a[2], 0, ret);
 		break;
 	case SC_WRITE:
-		on_data(io, t, 'W', a[2], AT_FILE_POSITION, ret);
+		on_data(io, t, 'W', a[2], 0, ret);
 		break;
 	case SC_PREAD:
 		on_data(io, t, 'R', a[2], arg_off64(t, 3), ret);
@@ -3131,22 +3121,20 @@ static void decode_exit(struct iotrace *io, struct tracee *t,
 		on_data(io, t, 'W', a[2], arg_off64(t, 3), ret);
 		break;
 	case SC_READV:
-		on_data(io, t, 'R', iov_total(io, t, a[1], (int)a[2]),
-			AT_FILE_POSITION, ret);
+		on_data(io, t, 'R', iov_total(io, t, a[1], (int)a[2]), 0, ret);
 		break;
 	case SC_WRITEV:
-		on_data(io, t, 'W', iov_total(io, t, a[1], (int)a[2]),
-			AT_FILE_POSITION, ret);
+		on_data(io, t, 'W', iov_total(io, t, a[1], (int)a[2]), 0, ret);
 		break;
 	case SC_PREADV:
 	case SC_PREADV2:
 		on_data(io, t, 'R', iov_total(io, t, a[1], (int)a[2]),
-			vector_offset(t), ret);
+			arg_off64(t, 3), ret);
 		break;
 	case SC_PWRITEV:
 	case SC_PWRITEV2:
 		on_data(io, t, 'W', iov_total(io, t, a[1], (int)a[2]),
-			vector_offset(t), ret);
+			arg_off64(t, 3), ret);
 		break;
 	case SC_LSEEK:
 	case SC_LLSEEK:

@@ -194,21 +194,26 @@ def test_a_traced_file_moved_or_linked_out_of_what_is_traced(workdir,
     file moved or linked into an excluded directory is as much its
     operation as one moved back.  Before, only the new name counted: the
     first two had no row.  A symlink into it has none (its target is a
-    string, no name of the task's)."""
+    string, no name of the task's); a linkat with an absolute old name
+    and a dirfd of -1 is no symlink."""
     ex = workdir / "ex"
     ex.mkdir()
     (workdir / "f1").write_text("1")
     (workdir / "f2").write_text("2")
     t = run_iowrap(["--level", "files", "--exclude", str(ex), "--", "sh",
                     "-c", "mv f1 ex/f1 && ln f2 ex/f2 && ln -s ../f2 ex/s "
-                    "&& mv ex/f1 back"], outdir=tmp_path / "t", cwd=workdir)
+                    "&& mv ex/f1 back && /usr/bin/python3 -c 'import ctypes; "
+                    "assert ctypes.CDLL(None).linkat(-1, b\"" + str(workdir) +
+                    "/f2\", -100, b\"ex/f3\", 0) == 0'"],
+                   outdir=tmp_path / "t", cwd=workdir)
     assert t.returncode == 0, t.stderr
     rows = [(r["type"], r["result"], r["path"], r["path2"])
             for r in io_rows(t) if r["type"] in ("N", "H")]
     w = str(workdir)
     assert rows == [("N", "0", f"{w}/f1", f"{w}/ex/f1"),
                     ("H", "0", f"{w}/f2", f"{w}/ex/f2"),
-                    ("N", "0", f"{w}/ex/f1", f"{w}/back")]
+                    ("N", "0", f"{w}/ex/f1", f"{w}/back"),
+                    ("H", "0", f"{w}/f2", f"{w}/ex/f3")]
 
 
 def test_stats_of_the_cwd_by_an_empty_path(tmp_path):
@@ -257,15 +262,16 @@ def test_the_flags_fcntl_sets(tmp_path):
 
 def test_a_negative_offset_is_no_position(tmp_path):
     """pread and pwrite at a negative offset fail with EINVAL, at no
-    position: offset -1.  Before, the rows had the file position, which
-    they neither used nor moved."""
+    position: offset -1, INT64_MIN too.  Before, the rows had the file
+    position, which they neither used nor moved."""
     f = tmp_path / "f"
     f.write_bytes(b"0123456789" * 2)
     script = ("import errno, os\n"
               f"fd = os.open({str(f)!r}, os.O_RDWR)\n"
               "os.lseek(fd, 10, os.SEEK_SET)\n"
               "for call in (lambda: os.pread(fd, 5, -5),\n"
-              "             lambda: os.pwrite(fd, b'x' * 5, -5)):\n"
+              "             lambda: os.pwrite(fd, b'x' * 5, -5),\n"
+              "             lambda: os.pread(fd, 5, -2**63)):\n"
               "    try:\n"
               "        call()\n"
               "    except OSError as e:\n"
@@ -276,7 +282,7 @@ def test_a_negative_offset_is_no_position(tmp_path):
     assert [(r["type"], r["result"], r["offset"], r["size"])
             for r in opened_rows(t, f) if r["type"] in ("R", "W")] == [
         ("R", "-22", "-1", "5"), ("W", "-22", "-1", "5"),
-        ("R", "3", "10", "3")]
+        ("R", "-22", "-1", "5"), ("R", "3", "10", "3")]
 
 
 @pytest.mark.skipif(os.geteuid() != 0,
