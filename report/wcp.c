@@ -118,6 +118,37 @@ static int cmp_version(const void *a, const void *b)
 	return x->task < y->task ? -1 : x->task > y->task;
 }
 
+/*
+ * Each record that wrote the file points at its own version; one that
+ * did not, at its task's last.  A task renaming a temporary file onto
+ * the same name again and again has a record, and a version, per round:
+ * the rename carries that round's (move_sources), so each must keep its
+ * own (when all pointed at the task's last, each rename looked its
+ * source up by name instead: a time cubic in the rounds).
+ */
+static void link_versions(struct workflow *wf, struct analysis *an,
+			  const struct gfile *gf)
+{
+	size_t end = gf->vfirst + gf->nversions;
+
+	for (size_t v = gf->vfirst; v < end; v++)
+		wf->task[an->vertex[v].task]
+			.file[an->vertex[v].tfile]
+			.wcp_vertex = v;
+	for (size_t r = 0; r < gf->nrefs; r++) {
+		struct tfile *f =
+			&wf->task[gf->ref[r].task].file[gf->ref[r].file];
+
+		if (wrote(f))
+			continue;
+		for (size_t v = end; v-- > gf->vfirst;)
+			if (an->vertex[v].task == gf->ref[r].task) {
+				f->wcp_vertex = v;
+				break;
+			}
+	}
+}
+
 /* Every task's written version of every data file, grouped by file and
  * ordered by first write. */
 static void add_versions(struct workflow *wf, struct analysis *an)
@@ -139,15 +170,7 @@ static void add_versions(struct workflow *wf, struct analysis *an)
 		gf->nversions = an->nvertices - gf->vfirst;
 		sort_array(an->vertex + gf->vfirst, gf->nversions,
 			   sizeof(*an->vertex), cmp_version);
-		for (size_t v = gf->vfirst; v < an->nvertices; v++) {
-			const struct vertex *vx = &an->vertex[v];
-
-			for (size_t r = 0; r < gf->nrefs; r++)
-				if (gf->ref[r].task == vx->task)
-					wf->task[vx->task]
-						.file[gf->ref[r].file]
-						.wcp_vertex = v;
-		}
+		link_versions(wf, an, gf);
 	}
 }
 
