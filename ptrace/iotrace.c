@@ -1932,51 +1932,19 @@ static void on_stat_fd(struct iotrace *io, struct tracee *t, int fd,
 }
 
 /*
- * The descriptor N of "/proc/self/fd/N" and its other names for the
- * calling process (thread-self, its own pid, /dev/fd); -1 for any other
- * path.
+ * The descriptor N a name of the caller's own descriptor names (magic_link:
+ * /proc/self/fd/N by any of its names, /dev/fd/N, and /dev/stdin,
+ * /dev/stdout and /dev/stderr, links to fd 0, 1 and 2), with nothing
+ * after it; -1 for any other path.  Its file is that descriptor's, as for
+ * an open by such a name.
  */
-static int own_fd_path(const char *path, pid_t pid, pid_t tid)
+static int own_fd_path(const char *path, const struct tracee *t)
 {
-	static const char *const fixed[] = { "/proc/self/fd/",
-					     "/proc/thread-self/fd/",
-					     "/dev/fd/" };
-	const char *n = NULL;
-	char *end;
-	long fd;
+	char link[MAGIC_LINK_SIZE];
+	const char *rest = magic_link(path, t, link);
+	const char *n = rest && !*rest ? strstr(link, "/fd/") : NULL;
 
-	for (size_t i = 0; i < ARRAY_SIZE(fixed) && !n; i++)
-		if (strncmp(path, fixed[i], strlen(fixed[i])) == 0)
-			n = path + strlen(fixed[i]);
-	if (!n && strncmp(path, "/proc/", 6) == 0) {
-		long owner = strtol(path + 6, &end, 10);
-
-		if ((owner == pid || owner == tid) &&
-		    strncmp(end, "/fd/", 4) == 0)
-			n = end + 4;
-	}
-	if (!n || *n < '0' || *n > '9')
-		return -1;
-	errno = 0;
-	fd = strtol(n, &end, 10);
-	return *end || errno || fd > INT_MAX ? -1 : (int)fd;
-}
-
-/*
- * The descriptor a stat through one of the caller's own descriptors looks
- * at: /proc/self/fd/N by any of its names, and /dev/stdin, /dev/stdout
- * and /dev/stderr (links to /proc/self/fd/0, 1 and 2); -1 for any other
- * path.  Its file is that descriptor's, as for an open by such a name.
- */
-static int stat_through_own_fd(const char *path, const struct tracee *t)
-{
-	static const char *const std_names[] = { "/dev/stdin", "/dev/stdout",
-						 "/dev/stderr" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(std_names); i++)
-		if (strcmp(path, std_names[i]) == 0)
-			return (int)i;
-	return own_fd_path(path, t->proc->rec.pid, t->tid);
+	return n ? atoi(n + 4) : -1;
 }
 
 /* ---- names -------------------------------------------------------- */
@@ -2129,7 +2097,7 @@ static void on_path_op(struct iotrace *io, struct tracee *t, char type,
 	if (!path_arg(io, t, dirfd, addr, &path))
 		goto out;
 	if (type == 'S' && follow)
-		fd = stat_through_own_fd(sb_str(&path), t);
+		fd = own_fd_path(sb_str(&path), t);
 	if (fd >= 0) {
 		on_stat_fd(io, t, fd, ret);
 	} else {
@@ -2195,9 +2163,7 @@ static const struct ofd *linked_descriptor(struct iotrace *io, struct tracee *t)
 	if (name[0] == '\0')
 		fd = flags & AT_EMPTY_PATH ? arg_fd(t, 0) : -1;
 	else
-		fd = flags & AT_SYMLINK_FOLLOW ?
-			     own_fd_path(name, t->proc->rec.pid, t->tid) :
-			     -1;
+		fd = flags & AT_SYMLINK_FOLLOW ? own_fd_path(name, t) : -1;
 	return fd < 0 ? NULL : lookup_fd(io, t, fd);
 }
 
@@ -2288,7 +2254,7 @@ static void take_exec_kernel_path(struct iotrace *io, struct tracee *t,
 				  struct strbuf *path)
 {
 	struct process *p = t->proc;
-	int fd = own_fd_path(sb_str(path), p->rec.pid, t->tid);
+	int fd = own_fd_path(sb_str(path), t);
 	uint32_t view = process_view(io, p, t->tid);
 	struct strbuf kernel;
 	int got = -1;

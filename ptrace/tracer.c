@@ -177,18 +177,28 @@ static void resume(struct tracee *t, int sig)
 }
 
 /*
- * Whether a thread queued at its entry stop has left it since: a SIGKILL
- * (another thread's exit_group or exec) woke it, the kernel skipped its
- * call, and it is at its exit stop, where PTRACE_GET_SYSCALL_INFO finds
- * no syscall.  Resumed, it would go on from there before waitpid
- * reported that stop, which then never comes.
+ * Whether t, reported at a syscall stop, has left it already: a SIGKILL
+ * (another thread's exit_group or exec, a fatal signal) woke it after the
+ * stop was reported, and it is on its way to its exit stop or in it,
+ * where PTRACE_GET_SYSCALL_INFO finds no syscall.  known and si are that
+ * call's outcome, errno its error.  Such a thread is not resumed: that
+ * would let it go on from its exit stop before waitpid reported that
+ * stop, which then never comes, and a call in flight is decoded there
+ * (finish_killed_call).
  */
+static bool left_the_stop(bool known, const struct ptrace_syscall_info *si)
+{
+	return known ? si->op == PTRACE_SYSCALL_INFO_NONE : errno == ESRCH;
+}
+
+/* Whether a thread queued at its entry stop has left it since
+ * (left_the_stop; the kernel skipped its call). */
 static bool queued_and_gone_on(const struct pending_resume *r)
 {
 	struct ptrace_syscall_info si;
 
-	return r->queued && tracee_syscall_info(r->tid, &si) &&
-	       si.op == PTRACE_SYSCALL_INFO_NONE;
+	return r->queued &&
+	       left_the_stop(tracee_syscall_info(r->tid, &si), &si);
 }
 
 /* The resumes decided under the lock, after it. */
@@ -1118,21 +1128,6 @@ static bool is_step_trap(const struct tracee *t, int sig)
 	return t->intr_stepping && sig == SIGTRAP &&
 	       ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 &&
 	       si.si_code == SIGTRAP;
-}
-
-/*
- * Whether t, reported at a syscall stop, has left it already: a SIGKILL
- * (another thread's exit_group or exec, a fatal signal) woke it after the
- * stop was reported, and it is on its way to its exit stop or in it,
- * where PTRACE_GET_SYSCALL_INFO finds no syscall.  known and si are that
- * call's outcome, errno its error.  Such a thread is not resumed: that
- * would let it go on from its exit stop before waitpid reported that
- * stop, which then never comes, and a call in flight is decoded there
- * (finish_killed_call).
- */
-static bool left_the_stop(bool known, const struct ptrace_syscall_info *si)
-{
-	return known ? si->op == PTRACE_SYSCALL_INFO_NONE : errno == ESRCH;
 }
 
 static void handle_seccomp_stop(struct tracer *tr, struct tracee *t)
