@@ -187,7 +187,7 @@ static size_t named_file(struct task *t, const struct io_row *r)
 
 static bool is_path(const struct tfile *f, const char *path, size_t len)
 {
-	return f->path_len == len && !memcmp(f->path, path, len);
+	return same_name(f->path, f->path_len, path, len);
 }
 
 /* Not yet opened, read, written, run, renamed or removed: named by a stat
@@ -275,8 +275,7 @@ static void link_op(struct task *t, const struct io_row *r, size_t i)
 		task_file_unname(t, i, t->file[i].path, t->file[i].path_len);
 		task_file_rename(t, i, r->path2, r->path2_len);
 		t->file[i].renamed_us = r->end;
-		task_add_move(t, r, false, i);
-		t->move[t->nmoves - 1].carries = true;
+		task_add_move(t, r, false, i)->carries = true;
 		return;
 	}
 	if (i != HMAP_NONE)

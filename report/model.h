@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "access_seq.h"
 #include "hmap.h"
@@ -138,6 +139,13 @@ struct workflow {
 };
 
 #define WORKFLOW_WARNINGS_KEPT 200
+
+/* Two names of known lengths are the same. */
+static inline bool same_name(const char *a, size_t alen, const char *b,
+			     size_t blen)
+{
+	return alen == blen && !memcmp(a, b, alen);
+}
 
 static inline int64_t task_wall_us(const struct task *t)
 {

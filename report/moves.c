@@ -101,27 +101,36 @@ void moves_collect(struct workflow *wf, struct analysis *an)
 	index_by_name(an);
 }
 
-size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
-		     int64_t t, size_t bound, bool *into)
+/* The position in name d's moves of its first move from bound on or
+ * after t: its moves are in time order, so those before bound that ended
+ * by t come first. */
+static size_t name_pos(const struct analysis *an, size_t d, size_t bound,
+		       int64_t t)
 {
-	size_t d = an->nmoves ? hmap_get(&an->names, path, len) : HMAP_NONE;
-	size_t lo, hi, k;
+	size_t lo = an->name_first[d], hi = an->name_first[d + 1];
 
-	if (d == HMAP_NONE)
-		return NO_INDEX;
-	lo = an->name_first[d];
-	hi = an->name_first[d + 1];
-	/* The name's moves are in time order: the last that ended by t and
-	 * comes before bound. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		size_t k = an->name_move[mid];
 
-		k = an->name_move[mid];
 		if (k < bound && an->move[k].nm->time_us <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
+		     int64_t t, size_t bound, bool *into)
+{
+	size_t d = hmap_get(&an->names, path, len);
+	size_t lo, k;
+
+	if (d == HMAP_NONE)
+		return NO_INDEX;
+	/* The last that ended by t and comes before bound. */
+	lo = name_pos(an, d, bound, t);
 	if (lo == an->name_first[d])
 		return NO_INDEX;
 	k = an->name_move[lo - 1];
@@ -166,23 +175,13 @@ const char *moves_follow(const struct analysis *an, const char *path,
 
 	*gone_us = INT64_MAX;
 	for (;;) {
-		size_t d = an->nmoves ? hmap_get(&an->names, path, *len) :
-					HMAP_NONE;
-		size_t lo, hi, j;
+		size_t d = hmap_get(&an->names, path, *len);
+		size_t lo, j;
 		const struct name_move *nm;
 
 		if (d == HMAP_NONE)
 			return path;
-		lo = an->name_first[d];
-		hi = an->name_first[d + 1];
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (an->name_move[mid] < k)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = name_pos(an, d, k, INT64_MAX);
 		/* The name's next move that took the file away from it. */
 		for (;; lo++) {
 			if (lo == an->name_first[d + 1])
@@ -194,8 +193,8 @@ const char *moves_follow(const struct analysis *an, const char *path,
 			if (an->move[j].to != d || is_exchange(an, j))
 				break;
 			/* A rename or link into the name: another file. */
-			if (nm->from_len != nm->to_len ||
-			    memcmp(nm->from, nm->to, nm->to_len)) {
+			if (!same_name(nm->from, nm->from_len, nm->to,
+				       nm->to_len)) {
 				*gone_us = nm->time_us;
 				return path;
 			}

@@ -92,30 +92,29 @@ void task_file_unname(struct task *t, size_t i, const char *path, size_t len)
 		set_name(t, path, len, HMAP_NONE);
 }
 
-void task_add_move(struct task *t, const struct io_row *r, bool swapped,
-		   size_t i)
+struct name_move *task_add_move(struct task *t, const struct io_row *r,
+				bool swapped, size_t i)
 {
+	const char *from = swapped ? r->path2 : r->path;
+	const char *to = swapped ? r->path : r->path2;
+	size_t from_len = swapped ? r->path2_len : r->path_len;
+	size_t to_len = swapped ? r->path_len : r->path2_len;
 	struct name_move *m;
 
-	if (t->nmoves == t->moves_alloc) {
-		t->moves_alloc = t->moves_alloc ? t->moves_alloc * 2 : 16;
-		t->move = xrealloc(t->move, t->moves_alloc * sizeof(*t->move));
-	}
+	t->move = xgrow(t->move, &t->moves_alloc, t->nmoves, sizeof(*t->move));
 	m = &t->move[t->nmoves++];
 	m->time_us = r->end;
 	m->seq = t->events;
-	m->from = copy_name(swapped ? r->path2 : r->path,
-			    swapped ? r->path2_len : r->path_len);
-	m->from_len = swapped ? r->path2_len : r->path_len;
-	m->to = copy_name(swapped ? r->path : r->path2,
-			  swapped ? r->path_len : r->path2_len);
-	m->to_len = swapped ? r->path_len : r->path2_len;
+	m->from = copy_name(from, from_len);
+	m->from_len = from_len;
+	m->to = copy_name(to, to_len);
+	m->to_len = to_len;
 	/* A plain rename leaves its source name empty; a link or an
 	 * exchange does not. */
-	m->carries = r->type == 'N' && (m->from_len != m->to_len ||
-					memcmp(m->from, m->to, m->to_len));
+	m->carries = r->type == 'N' && !same_name(from, from_len, to, to_len);
 	m->vacates = m->carries && !(r->flags & RENAME_EXCHANGE);
 	m->tfile = i;
+	return m;
 }
 
 size_t task_file_by_inode(struct task *t, uint64_t inode, const char *path,

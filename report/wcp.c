@@ -211,11 +211,6 @@ static size_t input_vertex(struct workflow *wf, struct analysis *an, size_t g)
 	return gf->input_vertex;
 }
 
-static bool same_name(const char *a, size_t alen, const char *b, size_t blen)
-{
-	return alen == blen && !memcmp(a, b, alen);
-}
-
 /*
  * The names version v had by time t, in order: its writer's record's,
  * from the name it was first opened by, through the writer's own renames
