@@ -149,12 +149,12 @@ static bool open_output(struct output *out, const char *path)
 	if (!path)
 		return true;
 	out->dirfd = output_dir(path, &out->name);
-	errno = EISDIR;
-	if (out->dirfd < 0 || !*out->name || strcmp(out->name, ".") == 0 ||
-	    strcmp(out->name, "..") == 0)
+	if (out->dirfd < 0)
 		goto refused;
-	if (fstatat(out->dirfd, out->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISDIR(st.st_mode)) {
+	/* A directory ("dir/", ".", "..", a directory's name) is no file. */
+	if (!*out->name ||
+	    (fstatat(out->dirfd, out->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	     S_ISDIR(st.st_mode))) {
 		errno = EISDIR;
 		goto refused;
 	}
@@ -197,7 +197,7 @@ static int export_to(struct workflow *wf, const struct export_opts *o)
 	struct output out;
 	char table[16];
 	long long rows;
-	int err;
+	int err, closed;
 
 	if (!open_output(&out, o->output))
 		return 1;
@@ -206,10 +206,9 @@ static int export_to(struct workflow *wf, const struct export_opts *o)
 	rows = o->chrome ? export_chrome(wf, out.f) :
 			   export_csv(wf, table, out.f);
 	err = rows < 0 ? (errno ? errno : EIO) : 0;
+	closed = close_output(&out, !err);
 	if (!err)
-		err = close_output(&out, true);
-	else
-		close_output(&out, false);
+		err = closed;
 	if (err) {
 		warnx_line("export: cannot write %s: %s",
 			   o->output ? o->output : "stdout", strerror(err));

@@ -228,5 +228,11 @@ def test_export_into_a_file_it_reads(tmp_path):
     assert p.returncode == 1
     assert p.stderr == (f"iowrap: export: cannot create {tmp_path / 'd'}: "
                         "Is a directory; choose another -o FILE\n")
+    p = subprocess.run([str(IOWRAP), "export", "--format", "chrome", "-o",
+                        str(tmp_path / "missing" / "x.json"), str(t.dir)],
+                       capture_output=True, text=True)
+    assert (p.returncode, p.stderr) == (1, (
+        f"iowrap: export: cannot create {tmp_path / 'missing' / 'x.json'}: "
+        "No such file or directory; choose another -o FILE\n"))
     assert sorted(os.listdir(tmp_path)) == ["d", "t"]
     assert sorted(os.listdir(t.dir)) == ["procs.csv", "summary.json"]
