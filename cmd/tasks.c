@@ -125,7 +125,8 @@ struct listing {
 	bool *nf_used, *smk_used;
 	struct row *rows;
 	size_t nrows, rows_alloc;
-	struct log_index nf_by_hash, smk_by_job;
+	struct log_index nf_by_hash;
+	struct hmap smk_by_job; /* rule NUL jobid -> the last such job */
 };
 
 static int tasks_usage_error(const char *what)
@@ -223,10 +224,10 @@ static void index_smk(struct listing *l)
 	struct strbuf key;
 
 	sb_init(&key, 0);
-	index_init(&l->smk_by_job, l->smk.n);
+	hmap_init(&l->smk_by_job);
 	for (size_t i = 0; i < l->smk.n; i++) {
 		smk_key(&key, l->smk.jobs[i].rule, l->smk.jobs[i].jobid);
-		index_put(&l->smk_by_job, i, key.buf, key.len);
+		hmap_put(&l->smk_by_job, key.buf, key.len, i);
 	}
 	sb_release(&key);
 }
@@ -286,7 +287,7 @@ static bool same_hash(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
 
-	return n >= 9 && strncmp(a, b, n) == 0;
+	return n >= NF_HASH_KEY && strncmp(a, b, n) == 0;
 }
 
 /* The log's last task of the trace's work directory, or -1. */
@@ -313,7 +314,7 @@ static long find_smk(const struct listing *l, const struct task_trace *t)
 		return -1;
 	sb_init(&key, 0);
 	smk_key(&key, t->smk_rule, t->smk_jobid);
-	i = hmap_get(&l->smk_by_job.last, key.buf, key.len);
+	i = hmap_get(&l->smk_by_job, key.buf, key.len);
 	sb_release(&key);
 	return i == HMAP_NONE ? -1 : (long)i;
 }
@@ -810,7 +811,7 @@ static void release_listing(struct listing *l)
 	if (l->have_nf)
 		index_release(&l->nf_by_hash);
 	if (l->have_smk)
-		index_release(&l->smk_by_job);
+		hmap_release(&l->smk_by_job);
 	free(l->rows);
 }
 

@@ -43,6 +43,13 @@ bool jget_count(const cJSON *obj, const char *key, uint64_t *out)
 	return true;
 }
 
+bool jget_names_summary_early(const char *text, size_t len)
+{
+	size_t n = len < SUMMARY_SCHEMA_BYTES ? len : SUMMARY_SCHEMA_BYTES;
+
+	return text && memmem(text, n, "\"iowrap-summary/", 16) != NULL;
+}
+
 bool jget_is_summary(const cJSON *root)
 {
 	const cJSON *schema = jget(root, "schema");

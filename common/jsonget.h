@@ -8,6 +8,7 @@
 #define IOWRAP_JSONGET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct cJSON;
@@ -22,5 +23,11 @@ bool jget_number(const struct cJSON *obj, const char *key, double *out);
 bool jget_count(const struct cJSON *obj, const char *key, uint64_t *out);
 /* Whether root's "schema" is iowrap's summary schema, any version. */
 bool jget_is_summary(const struct cJSON *root);
+/* The bytes of a summary.json that hold its "schema" (written first). */
+#define SUMMARY_SCHEMA_BYTES 200
+/* Whether text (len bytes, NULL if none) names iowrap's summary schema in
+ * its first bytes, where the tracer writes it: a summary cut mid-write
+ * that does not parse. */
+bool jget_names_summary_early(const char *text, size_t len);
 
 #endif

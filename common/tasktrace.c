@@ -104,16 +104,6 @@ static void load_fields(cJSON *summary, struct task_trace *t)
 	load_identity(summary, t);
 }
 
-/* Whether text looks like an iowrap summary although it does not parse:
- * its "schema" key is near the start (a file cut mid-write). */
-static bool looks_like_ours(const char *text, size_t len)
-{
-	size_t n = len < 200 ? len : 200;
-
-	/* An empty file has no buffer at all. */
-	return text && memmem(text, n, "\"iowrap-summary/", 16) != NULL;
-}
-
 int task_trace_load(int dirfd, const char *path, struct task_trace *t,
 		    struct strbuf *why)
 {
@@ -132,7 +122,7 @@ int task_trace_load(int dirfd, const char *path, struct task_trace *t,
 	t->path = xstrdup(path);
 	summary = cJSON_ParseWithLength(text.buf, text.len);
 	if (!summary) {
-		rc = looks_like_ours(text.buf, text.len);
+		rc = jget_names_summary_early(text.buf, text.len);
 		if (rc)
 			t->error = xstrdup("summary.json is not valid JSON "
 					   "(cut mid-write?)");

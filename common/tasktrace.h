@@ -16,8 +16,9 @@
 
 struct cJSON;
 
-/* The largest summary.json read (one with a huge "files" array). */
-#define TASKTRACE_SUMMARY_MAX (64u << 20)
+/* The largest summary.json read (one with a huge "files" array): the
+ * scan's own limit. */
+#define TASKTRACE_SUMMARY_MAX TRACESCAN_SUMMARY_MAX
 
 struct task_trace {
 	char *path; /* the trace directory */

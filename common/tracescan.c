@@ -17,24 +17,10 @@
 #include "textfile.h"
 #include "util.h"
 
-/* The tracer writes "schema" first: an iowrap summary, one cut mid-write
- * too, names it in its first bytes. */
-#define SCHEMA_PREFIX_BYTES 200
-#define SCHEMA_MARK "\"iowrap-summary/"
-
 struct names {
 	char **v;
 	size_t n, alloc;
 };
-
-static void warn_tail(struct tracescan *ts, const char *path, const char *what,
-		      const char *why, const char *tail);
-
-void tracescan_warn(struct tracescan *ts, const char *path, const char *what,
-		    const char *why)
-{
-	warn_tail(ts, path, what, why, "skipped");
-}
 
 /* "WHO: PATHWHAT: WHY; TAIL", counted in ts->warnings. */
 static void warn_tail(struct tracescan *ts, const char *path, const char *what,
@@ -50,6 +36,12 @@ static void warn_tail(struct tracescan *ts, const char *path, const char *what,
 	ts->warnings++;
 }
 
+void tracescan_warn(struct tracescan *ts, const char *path, const char *what,
+		    const char *why)
+{
+	warn_tail(ts, path, what, why, "skipped");
+}
+
 bool tracescan_has_file(int fd, const char *name)
 {
 	struct stat st;
@@ -62,41 +54,28 @@ bool tracescan_has_file(int fd, const char *name)
  * no, -errno if it cannot be read (the reason in why). */
 static int schema_in_prefix(int dirfd, struct strbuf *why)
 {
-	char buf[SCHEMA_PREFIX_BYTES];
+	char buf[SUMMARY_SCHEMA_BYTES + 1];
 	struct stat st;
-	size_t len = 0;
 	ssize_t n;
-	int fd, err;
+	int fd;
 
 	fd = openat(dirfd, "summary.json",
 		    O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		goto fail;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fd < 0) {
+		n = -errno;
+	} else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		sb_adds(why, "not a regular file");
 		return -EINVAL;
+	} else {
+		n = read_until_eof(fd, buf, sizeof(buf));
+		close(fd);
 	}
-	while (len < sizeof(buf)) {
-		n = read(fd, buf + len, sizeof(buf) - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = errno;
-			close(fd);
-			errno = err;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
+	if (n < 0) {
+		sb_adds(why, strerror((int)-n));
+		return (int)n;
 	}
-	close(fd);
-	return memmem(buf, len, SCHEMA_MARK, strlen(SCHEMA_MARK)) != NULL;
-fail:
-	err = errno;
-	sb_adds(why, strerror(err));
-	return -err;
+	return jget_names_summary_early(buf, (size_t)n);
 }
 
 /* Whether DIRFD/summary.json is iowrap's: its first bytes name the schema,

@@ -130,8 +130,7 @@ uint64_t random_u64(void)
 	return r ^ (uint64_t)getpid() << 44;
 }
 
-/* read() until EOF or size - 1 bytes; NUL-terminates.  Bytes or -errno. */
-static ssize_t read_until_eof(int fd, char *buf, size_t size)
+ssize_t read_until_eof(int fd, char *buf, size_t size)
 {
 	size_t len = 0;
 

@@ -46,6 +46,8 @@ static inline uint64_t u64_minus(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
+/* read() until EOF or size - 1 bytes; NUL-terminates.  Bytes or -errno. */
+ssize_t read_until_eof(int fd, char *buf, size_t size);
 /* Full read of a small file under dirfd into buf; NUL-terminates.
  * Returns bytes read or -errno. */
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t size);
