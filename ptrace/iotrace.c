@@ -499,9 +499,11 @@ static bool is_fuse_device(const struct stat *st)
 
 /* Fills an ofd's type, inode and traced flag from the open fd itself,
  * pid's (a thread whose /proc entry shows it); viewer, a thread that sees
- * the files in view, is where a new file's mount is looked up. */
-static void describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
-			 pid_t pid, int fd, struct ofd *o, bool named_by_kernel)
+ * the files in view, is where a new file's mount is looked up.  Returns
+ * the file's type and mode, 0 where the kernel could not say. */
+static mode_t describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
+			   pid_t pid, int fd, struct ofd *o,
+			   bool named_by_kernel)
 {
 	struct stat_extra ex;
 	struct stat st;
@@ -509,7 +511,7 @@ static void describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 	o->path_gen = io->dir_renames;
 	o->path_view = file_view_serial(&io->files, view);
 	if (fd_stat(io, pid, fd, &st, &ex) < 0)
-		return;
+		return 0;
 	if (is_fuse_device(&st))
 		io->serves_fuse = true;
 	if ((named_by_kernel || excluded(io, o->path)) &&
@@ -528,6 +530,37 @@ static void describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 		o->offset = S_ISDIR(st.st_mode) ? 0 : -1;
 	o->traced = o->path[0] == '/' && !excluded(io, o->path) &&
 		    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+	return st.st_mode;
+}
+
+static bool is_unlinked_name(const char *name)
+{
+	static const char deleted[] = " (deleted)";
+	size_t n = strlen(name);
+
+	return n >= sizeof(deleted) - 1 &&
+	       strcmp(name + n - (sizeof(deleted) - 1), deleted) == 0;
+}
+
+/*
+ * The kernel's name for the file a name led to, where that is another
+ * name: a symbolic link was on the way (Nextflow stages a task's inputs
+ * as links to the files earlier tasks wrote).  NULL where it is the name
+ * itself, or the kernel has none to give (the file unlinked since, or out
+ * of the process's view).
+ */
+static const char *name_reached(struct iotrace *io, uint32_t view, pid_t pid,
+				int fd, const char *opened, struct strbuf *sb)
+{
+	const char *name;
+
+	if (read_fd_path(io, view, pid, fd, sb) < 0)
+		return NULL;
+	name = sb_str(sb);
+	if (name[0] != '/' || strcmp(name, opened) == 0 ||
+	    is_unlinked_name(name))
+		return NULL;
+	return name;
 }
 
 /* Whether two descriptors are one open file description (kcmp(2), which
@@ -1214,9 +1247,12 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		    uint64_t path_addr, uint32_t flags, bool in_root,
 		    int64_t ret)
 {
-	struct strbuf path;
+	struct strbuf path, reached;
 	struct ofd *o = NULL;
 	struct op op = { .type = 'O', .result = ret, .flags = flags };
+	bool named_by_kernel = in_root || (flags & O_TMPFILE) == O_TMPFILE;
+	uint32_t view;
+	mode_t mode;
 
 	sb_init(&path, TRACE_PATH_MAX);
 	if (!path_arg(io, t, dirfd, path_addr, &path)) {
@@ -1229,16 +1265,21 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		o->handle_id = ++io->next_handle_id;
 		o->flags = flags;
 		o->offset = 0;
+		view = process_view(io, t->proc, t->tid);
 		/* An O_TMPFILE file has no name in the directory it was
 		 * made in: the kernel's, "DIR/#INO (deleted)", says so. */
-		describe_ofd(io, process_view(io, t->proc, t->tid), t->tid,
-			     fd_view(t), (int)ret, o,
-			     in_root || (flags & O_TMPFILE) == O_TMPFILE);
+		mode = describe_ofd(io, view, t->tid, fd_view(t), (int)ret, o,
+				    named_by_kernel);
 		install_fd(t, (int)ret, o, (flags & O_CLOEXEC) != 0);
 		op.ofd = o;
 		op.path = o->path;
+		sb_init(&reached, PATH_MAX);
+		if (o->traced && S_ISREG(mode) && !named_by_kernel)
+			op.path2 = name_reached(io, view, fd_view(t), (int)ret,
+						o->path, &reached);
 		if (o->traced)
 			emit(io, t, &op);
+		sb_release(&reached);
 		ofd_put(o);
 	} else if (!excluded(io, op.path)) {
 		emit(io, t, &op);

@@ -283,9 +283,29 @@ static void link_op(struct task *t, const struct io_row *r, size_t i)
 	task_add_move(t, r, false, i);
 }
 
-static void add_io_row(void *ctx, const struct io_row *r)
+/*
+ * An open through a symbolic link (a Nextflow task's staged input) has
+ * the kernel's name for the file in path2: the name its writer, or a
+ * rename, gave it, by which tasks are joined.
+ */
+static const struct io_row *by_name_reached(const struct io_row *r,
+					    struct io_row *copy)
+{
+	if (r->type != 'O' || !r->path2_len)
+		return r;
+	*copy = *r;
+	copy->path = r->path2;
+	copy->path_len = r->path2_len;
+	copy->path2 = "";
+	copy->path2_len = 0;
+	return copy;
+}
+
+static void add_io_row(void *ctx, const struct io_row *row)
 {
 	struct task *t = ctx;
+	struct io_row copy;
+	const struct io_row *r = by_name_reached(row, &copy);
 	size_t i;
 
 	t->events++;

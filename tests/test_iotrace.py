@@ -138,6 +138,42 @@ def test_paths_match_the_kernels_view(workdir, tmp_path):
                      str(workdir / "src.bin")]
 
 
+SYMLINK_OPENS = """import os
+for name, flags in [('rel', os.O_RDONLY), ('chain', os.O_RDONLY),
+                    ('dirlink/f.txt', os.O_RDONLY), ('real/f.txt', os.O_RDONLY),
+                    ('dangling', os.O_WRONLY | os.O_CREAT),
+                    ('dirlink', os.O_RDONLY | os.O_DIRECTORY)]:
+    fd = os.open(name, flags, 0o644)
+    print(os.readlink(f'/proc/self/fd/{fd}'))
+    os.close(fd)
+"""
+
+
+def test_an_open_through_a_symlink_names_the_file_reached(workdir, tmp_path):
+    """An open whose name led through a symbolic link (its last name,
+    relative or absolute, a chain of two, a directory on the way, a
+    dangling one the open created the file of) has the kernel's name for
+    the file in path2 (/proc/PID/fd/N, here printed by the task itself);
+    one by the file's own name, or of a directory, has none."""
+    (workdir / "real").mkdir()
+    (workdir / "real" / "f.txt").write_text("x")
+    os.symlink("real", workdir / "dirlink")
+    os.symlink("real/f.txt", workdir / "rel")
+    os.symlink(workdir / "rel", workdir / "chain")
+    os.symlink(workdir / "real" / "new.txt", workdir / "dangling")
+    t = run_python("files", SYMLINK_OPENS, tmp_path, workdir)
+    assert t.returncode == 0, t.stderr
+    f, new = str(workdir / "real" / "f.txt"), str(workdir / "real" / "new.txt")
+    assert t.stdout.split() == [f, f, f, f, new, str(workdir / "real")]
+    names = {str(workdir / n) for n in ("rel", "chain", "dirlink/f.txt",
+                                        "real/f.txt", "dangling", "dirlink")}
+    assert [(r["path"], r["path2"]) for r in io_rows(t)
+            if r["type"] == "O" and r["path"] in names] == [
+        (str(workdir / "rel"), f), (str(workdir / "chain"), f),
+        (str(workdir / "dirlink/f.txt"), f), (f, ""),
+        (str(workdir / "dangling"), new), (str(workdir / "dirlink"), "")]
+
+
 def test_files_level_has_no_reads(workdir, tmp_path):
     t = run_iowrap(["--level", "files", "--", "cat", "src.bin"],
                    outdir=tmp_path / "t", cwd=workdir,

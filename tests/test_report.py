@@ -1160,6 +1160,35 @@ def test_a_file_renamed_by_another_task_is_the_writers(tmp_path):
             in proc.stdout.decode())
 
 
+def test_inputs_staged_as_links_are_the_writers_files(tmp_path):
+    """Nextflow's staging: links in a task's work directory, made outside
+    the traces (.command.run does it), to the files earlier tasks wrote.
+    T2 reads T1's a/out.txt through b/in.txt (absolute) and b/rel.txt
+    (relative), T3 T2's b/res.txt through a link to b: each is an edge
+    from the writer on its file, by the kernel's name (io.csv's path2 of
+    the open); no input, and the critical path goes T1 -> T2 -> T3."""
+    d = tmp_path / "data"
+    (d / "a").mkdir(parents=True)
+    (d / "b").mkdir()
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{"T1": f"printf 'hello\\n' > {d}/a/out.txt"}])
+    os.symlink(d / "a" / "out.txt", d / "b" / "in.txt")
+    os.symlink("../a/out.txt", d / "b" / "rel.txt")
+    run_tasks(traces, [{"T2": f"cd {d}/b; cat in.txt rel.txt > res.txt"}])
+    os.symlink(d / "b", d / "c")
+    run_tasks(traces, [{"T3": f"cat {d}/c/res.txt > {d}/final"}])
+    rep = report(traces, out=tmp_path / "out")[2]
+    assert flow_edges(rep) == {("T1", "T2", "out.txt", 12),
+                               ("T2", "T3", "res.txt", 12)}
+    assert written_as(rep) == set()
+    assert data_records(rep, "T2", d) == [("out.txt", 0, 12, False),
+                                          ("res.txt", 12, 0, False)]
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+    assert wcp_steps(rep) == [("start", "out.txt@T1", "CONVERT"),
+                              ("out.txt@T1", "res.txt@T2", "TRANSFER"),
+                              ("res.txt@T2", "final@T3", "TRANSFER")]
+
+
 def test_renames_by_several_tasks_chain(tmp_path):
     """tmp -> mid by T2 (which read it first), mid -> out by T3, appended
     to by T4 and read by T5: each is T1's file."""
@@ -1220,9 +1249,9 @@ def test_a_hard_link_made_by_another_task_names_the_file(tmp_path):
 
 def test_a_symlink_is_no_name_of_its_target(tmp_path):
     """A symlink's H row (flags 1) is no link: in T1 s is deleted though
-    sl leads to it; T3's fl names no version of f, so T5, which read
-    through it what T4 wrote, read the input fl (joined by path only),
-    not T2's stale f."""
+    sl leads to it; T3's fl names no version of f: T5, which read through
+    it what T4 wrote (as f2, renamed f), read that, by the kernel's name
+    of the file its open reached (f), not T2's stale f."""
     d, rep = staged_report(tmp_path,
                            "echo q > s; ls s > /dev/null; ln -s $PWD/s sl; "
                            "rm s",
@@ -1232,12 +1261,11 @@ def test_a_symlink_is_no_name_of_its_target(tmp_path):
     assert [(v["task"], Path(v["path"]).name) for v in rep["wcp"]["vertices"]
             if v["kind"] == "deleted"] == [(task_by_dir(rep, "T1")["id"],
                                             "s")]
-    assert data_records(rep, "T5", d) == [("fl", 0, 9, False),
+    assert data_records(rep, "T5", d) == [("f", 0, 9, False),
                                           ("o5", 9, 0, False)]
-    assert flow_edges(rep) == set()
-    assert sorted((Path(v["path"]).name, v["size"])
-                  for v in rep["wcp"]["vertices"]
-                  if v["kind"] == "input") == [("fl", 9)]
+    assert flow_edges(rep) == {("T4", "T5", "f", 9)}
+    assert written_as(rep) == set()
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
 
 def rewrite_csv(path, rows):
