@@ -128,6 +128,14 @@ static bool starts_afresh(uint32_t flags)
 		(flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
 }
 
+/* O_CREAT of a file that had data by the task's first open of it (files.csv
+ * knows its size then), without O_TRUNC: `touch f` or `>> f` made nothing;
+ * only what it writes is new. */
+static bool kept_what_was_there(const struct tfile *f, uint32_t flags)
+{
+	return !starts_afresh(flags) && f->size_first_open > 0;
+}
+
 static void opened(struct tfile *f, const struct io_row *r)
 {
 	f->opens++;
@@ -137,7 +145,8 @@ static void opened(struct tfile *f, const struct io_row *r)
 		 * names it. */
 		f->tmpfile = r->flags & IO_O_TMPFILE;
 	}
-	if (opened_for_writing(r->flags) && f->created_us < 0)
+	if (opened_for_writing(r->flags) && f->created_us < 0 &&
+	    !kept_what_was_there(f, r->flags))
 		f->created_us = r->end;
 	if (starts_afresh(r->flags) && f->fresh_us < 0)
 		f->fresh_us = r->end;

@@ -1189,6 +1189,20 @@ def test_inputs_staged_as_links_are_the_writers_files(tmp_path):
                               ("res.txt@T2", "final@T3", "TRANSFER")]
 
 
+def test_touching_a_file_with_data_makes_no_version(tmp_path):
+    """T2's `touch f` (O_CREAT, no O_TRUNC) of the f T1 wrote changes no
+    byte: T3 reads T1's f, and T2 is no writer of it; a `touch` that makes
+    a file (T2's flag file, read by T3 as Snakemake's touch() outputs are)
+    is its writer, of an empty version."""
+    d, rep = staged_report(tmp_path, "echo data > f", "touch f flag",
+                           "cat f flag > out")
+    assert flow_edges(rep) == {("T1", "T3", "f", 5), ("T2", "T3", "flag", 0)}
+    assert file_counts(rep, d) == [("f", 1, 1), ("flag", 1, 1),
+                                   ("out", 0, 1)]
+    assert wcp_steps(rep) == [("start", "flag@T2", "CONVERT"),
+                              ("flag@T2", "out@T3", "MERGE")]
+
+
 def test_renames_by_several_tasks_chain(tmp_path):
     """tmp -> mid by T2 (which read it first), mid -> out by T3, appended
     to by T4 and read by T5: each is T1's file."""
