@@ -68,13 +68,16 @@ def nextflow_task(tmp_path, with_trace):
         launch = f"{shell} {workdir}/.command.sh"
     (workdir / ".command.run").write_text(
         COMMAND_RUN.format(shell=shell, workdir=workdir, launch=launch))
+    return workdir, run_command_run(workdir)
+
+
+def run_command_run(workdir):
     env = dict(os.environ, IOWRAP=str(IOWRAP))
     for var in ("IOWRAP_DIR", "IOWRAP_ROOT"):
         env.pop(var, None)
     # Nextflow's executors run the wrapper with plain bash in the work dir.
-    proc = subprocess.run(["/bin/bash", ".command.run"], cwd=workdir, env=env,
+    return subprocess.run(["/bin/bash", ".command.run"], cwd=workdir, env=env,
                           capture_output=True, text=True, timeout=120)
-    return workdir, proc
 
 
 def check_one_trace_of_the_script(workdir, proc):
@@ -118,6 +121,57 @@ def test_nextflow_trace_in_work_dir_with_task_identity(tmp_path):
     # The work directory's last two components (Nextflow's trace shows the
     # first 9 characters: 3f/a2b4c6).
     assert task["nextflow"]["hash"] == "3f/a2b4c6d8e9f0011223344556677889"
+
+
+def staged_task(work, hash_, name, script, inputs):
+    """A task of a two-step pipeline in work/HASH: nxf_stage links its
+    inputs (name -> the file an earlier task wrote) as .command.run does,
+    outside the trace; then the script runs under --level full."""
+    workdir = work / hash_
+    workdir.mkdir(parents=True)
+    shell = " ".join([SHELL[0], "--level", "full"] + SHELL[1:])
+    (workdir / ".command.sh").write_text(f"#!{shell}\n{script}\n")
+    stage = "".join(f"    rm -f {n}\n    ln -s {t} {n}\n"
+                    for n, t in inputs.items())
+    run = COMMAND_RUN.format(shell=shell, workdir=workdir,
+                             launch=f"{shell} {workdir}/.command.sh")
+    run = run.replace("### name: 'FASTQC (sample_1)'", f"### name: '{name}'")
+    run = run.replace("nxf_main() {\n",
+                      f"nxf_stage() {{\n{stage}    true\n}}\n\n"
+                      "nxf_main() {\n    nxf_stage\n")
+    (workdir / ".command.run").write_text(run)
+    proc = run_command_run(workdir)
+    assert proc.returncode == 0, proc.stderr
+    return workdir
+
+
+def test_nextflow_staged_inputs_join_the_tasks_that_wrote_them(tmp_path):
+    """Nextflow links a task's inputs into its work directory: the report
+    over the work directory has the edge from the task that wrote the
+    file, by its name; the workflow's inputs are the first task's and the
+    scripts."""
+    work = tmp_path / "work"
+    (tmp_path / "reads.txt").write_text("acgt\n" * 100)
+    first = staged_task(work, "3f/a2b4c6d8e9f0011223344556677889",
+                        "TRIM (s1)", "head -c 200 reads.txt > trimmed.txt",
+                        {"reads.txt": tmp_path / "reads.txt"})
+    second = staged_task(work, "9c/0d1e2f30415263748596a7b8c9d0e1",
+                "COUNT (s1)", "grep -c a trimmed.txt > count.txt",
+                {"trimmed.txt": first / "trimmed.txt"})
+    proc = subprocess.run([str(IOWRAP), "report", "-o", str(tmp_path / "r"),
+                           str(work)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads((tmp_path / "r" / "report.json").read_text())
+    names = {t["id"]: t["name"] for t in rep["tasks"]}
+    paths = {f["id"]: f["path"] for f in rep["files"]}
+    assert [(names[e["writer"]], names[e["reader"]], paths[e["file"]],
+             e["bytes"]) for e in rep["data_flow"]["edges"]] == [
+        ("TRIM (s1)", "COUNT (s1)", str(first / "trimmed.txt"), 200)]
+    assert sorted(paths[v["file"]] for v in rep["wcp"]["vertices"]
+                  if v["kind"] == "input") == sorted(
+        [str(tmp_path / "reads.txt"), str(first / ".command.sh"),
+         str(second / ".command.sh")])
 
 
 def test_nextflow_shell_passes_iowrap_options(tmp_path):
