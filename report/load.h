@@ -28,6 +28,9 @@ size_t task_file_by_inode(struct task *t, uint64_t inode, const char *path,
 			  size_t path_len);
 size_t task_file_by_path(struct task *t, const char *path, size_t path_len);
 /* Gives file i a new name (a rename). */
+/* Record i was opened through a symbolic link that led to path (the
+ * first such open's). */
+void task_file_reached(struct task *t, size_t i, const char *path, size_t len);
 void task_file_rename(struct task *t, size_t i, const char *path, size_t len);
 /* The name leads to file i from now on (an open, stat or exec by it). */
 void task_file_named(struct task *t, size_t i, const char *path, size_t len);

@@ -292,29 +292,9 @@ static void link_op(struct task *t, const struct io_row *r, size_t i)
 	task_add_move(t, r, false, i);
 }
 
-/*
- * An open through a symbolic link (a Nextflow task's staged input) has
- * the kernel's name for the file in path2: the name its writer, or a
- * rename, gave it, by which tasks are joined.
- */
-static const struct io_row *by_name_reached(const struct io_row *r,
-					    struct io_row *copy)
-{
-	if (r->type != 'O' || !r->path2_len)
-		return r;
-	*copy = *r;
-	copy->path = r->path2;
-	copy->path_len = r->path2_len;
-	copy->path2 = "";
-	copy->path2_len = 0;
-	return copy;
-}
-
-static void add_io_row(void *ctx, const struct io_row *row)
+static void add_io_row(void *ctx, const struct io_row *r)
 {
 	struct task *t = ctx;
-	struct io_row copy;
-	const struct io_row *r = by_name_reached(row, &copy);
 	size_t i;
 
 	t->events++;
@@ -345,6 +325,8 @@ static void add_io_row(void *ctx, const struct io_row *row)
 	    first_open(&t->file[i]) &&
 	    !is_path(&t->file[i], r->path, r->path_len))
 		task_file_rename(t, i, r->path, r->path_len);
+	if (r->type == 'O' && r->result >= 0 && r->path2_len)
+		task_file_reached(t, i, r->path2, r->path2_len);
 	/* The research's eBPF tool names the mount root: files.csv's
 	 * mount point, which such a trace lacks. */
 	if (r->mount_root[0] && !t->file[i].mount_point)

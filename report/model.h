@@ -32,6 +32,9 @@ struct tfile {
 			    * write, if earlier), if the task renamed it
 			    * after; NULL: path */
 	size_t access_path_len;
+	char *reached; /* the kernel's name for the file an open through a
+			* symbolic link reached (io.csv's path2); NULL: none */
+	size_t reached_len;
 	uint64_t inode; /* the trace's id; 0 if only known by path */
 	size_t names; /* names in the task's by_path that lead to it */
 	char *mount_point;

@@ -60,6 +60,16 @@ static size_t new_file(struct task *t, uint64_t inode, const char *path,
 	return t->nfiles++;
 }
 
+void task_file_reached(struct task *t, size_t i, const char *path, size_t len)
+{
+	struct tfile *f = &t->file[i];
+
+	if (f->reached)
+		return;
+	f->reached = copy_name(path, len);
+	f->reached_len = len;
+}
+
 void task_file_rename(struct task *t, size_t i, const char *path, size_t len)
 {
 	struct tfile *f = &t->file[i];
@@ -141,6 +151,7 @@ static void task_release(struct task *t)
 	for (size_t i = 0; i < t->nfiles; i++) {
 		free(t->file[i].path);
 		free(t->file[i].access_path);
+		free(t->file[i].reached);
 		free(t->file[i].mount_point);
 		free(t->file[i].fstype);
 	}

@@ -455,14 +455,33 @@ static const char *access_name(const struct tfile *f, int64_t t, size_t *len,
 	return f->access_path ? f->access_path : f->path;
 }
 
-/* The version a task saw at time t in file g, opened by that name then:
- * a written one, else the input. */
-static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
-			   const char *name, size_t len, size_t self,
-			   int64_t opened, int64_t t)
+/*
+ * named_version of the name record f (NULL: none) was opened by; where
+ * that led to no version a traced task wrote, of the kernel's name for the
+ * file its open reached through a symbolic link (a Nextflow task's staged
+ * input, a link to an earlier task's output), from the same times.
+ */
+static size_t version_by_names(const struct workflow *wf,
+			       const struct analysis *an, const struct tfile *f,
+			       const char *name, size_t len, size_t self,
+			       int64_t opened, int64_t t)
 {
 	size_t v =
 		named_version(wf, an, name, len, self, opened, t, an->nmoves);
+
+	if (v == NO_INDEX && f && f->reached)
+		v = named_version(wf, an, f->reached, f->reached_len, self,
+				  opened, t, an->nmoves);
+	return v;
+}
+
+/* The version a task saw at time t in file g, opened by that name then
+ * (record f's, if not NULL): a written one, else the input. */
+static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
+			   const struct tfile *f, const char *name, size_t len,
+			   size_t self, int64_t opened, int64_t t)
+{
+	size_t v = version_by_names(wf, an, f, name, len, self, opened, t);
 
 	return v != NO_INDEX ? v : input_vertex(wf, an, g);
 }
@@ -479,8 +498,8 @@ static size_t appended_version(struct workflow *wf, struct analysis *an,
 	size_t len;
 	int64_t opened;
 	const char *name = access_name(f, f->wr.first_us, &len, &opened);
-	size_t v = named_version(wf, an, name, len, self, opened,
-				 f->wr.first_us, an->nmoves);
+	size_t v = version_by_names(wf, an, f, name, len, self, opened,
+				    f->wr.first_us);
 
 	if (v != NO_INDEX)
 		return v;
@@ -517,8 +536,8 @@ static void find_task_io(struct workflow *wf, struct analysis *an, size_t t,
 			const char *name =
 				access_name(f, f->rd.first_us, &len, &opened);
 
-			io->in_v[io->nin] = seen_version(wf, an, g, name, len,
-							 t, opened,
+			io->in_v[io->nin] = seen_version(wf, an, g, f, name,
+							 len, t, opened,
 							 f->rd.first_us);
 			io->in_f[io->nin++] = i;
 		} else if (appends_to_earlier(f)) {
@@ -596,8 +615,8 @@ static void add_deletions(struct workflow *wf, struct analysis *an, size_t t)
 
 		if (f->unlink_us < 0 || g == HMAP_NONE || an->file[g].system)
 			continue;
-		cur = seen_version(wf, an, g, f->path, f->path_len, NO_INDEX,
-				   f->unlink_us, f->unlink_us);
+		cur = seen_version(wf, an, g, NULL, f->path, f->path_len,
+				   NO_INDEX, f->unlink_us, f->unlink_us);
 		del = add_vertex(an, V_DELETED, g, t, f->unlink_us);
 		an->vertex[del].size = 0;
 		an->vertex[del].tfile = i;

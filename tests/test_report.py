@@ -1164,9 +1164,11 @@ def test_inputs_staged_as_links_are_the_writers_files(tmp_path):
     """Nextflow's staging: links in a task's work directory, made outside
     the traces (.command.run does it), to the files earlier tasks wrote.
     T2 reads T1's a/out.txt through b/in.txt (absolute) and b/rel.txt
-    (relative), T3 T2's b/res.txt through a link to b: each is an edge
-    from the writer on its file, by the kernel's name (io.csv's path2 of
-    the open); no input, and the critical path goes T1 -> T2 -> T3."""
+    (relative), T3 T2's b/res.txt through a link to b: no task wrote by
+    the reader's name, so the kernel's name for the file its open reached
+    (io.csv's path2) finds the writer's: an edge on the reader's name
+    written as the writer's; no input, and the critical path goes T1 ->
+    T2 -> T3."""
     d = tmp_path / "data"
     (d / "a").mkdir(parents=True)
     (d / "b").mkdir()
@@ -1178,15 +1180,43 @@ def test_inputs_staged_as_links_are_the_writers_files(tmp_path):
     os.symlink(d / "b", d / "c")
     run_tasks(traces, [{"T3": f"cat {d}/c/res.txt > {d}/final"}])
     rep = report(traces, out=tmp_path / "out")[2]
-    assert flow_edges(rep) == {("T1", "T2", "out.txt", 12),
+    assert flow_edges(rep) == {("T1", "T2", "in.txt", 12),
                                ("T2", "T3", "res.txt", 12)}
-    assert written_as(rep) == set()
-    assert data_records(rep, "T2", d) == [("out.txt", 0, 12, False),
+    assert {(e["file"], e["written_as"])
+            for e in rep["data_flow"]["edges"]} == {
+        (file_id(rep, d / "b" / "in.txt"), file_id(rep, d / "a" / "out.txt")),
+        (file_id(rep, d / "c" / "res.txt"),
+         file_id(rep, d / "b" / "res.txt"))}
+    assert data_records(rep, "T2", d) == [("in.txt", 0, 12, False),
                                           ("res.txt", 12, 0, False)]
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
     assert wcp_steps(rep) == [("start", "out.txt@T1", "CONVERT"),
                               ("out.txt@T1", "res.txt@T2", "TRANSFER"),
                               ("res.txt@T2", "final@T3", "TRANSFER")]
+
+
+def file_id(rep, path):
+    (i,) = [f["id"] for f in rep["files"] if f["path"] == str(path)]
+    return i
+
+
+def test_names_through_a_linked_directory_join_as_written(tmp_path):
+    """A workflow under a linked directory (HPC sites link /home or
+    /scratch to the file system's mount), named by it: T1 writes tmp, T2
+    renames it out, T3 reads out, all by the link's names. Joined by those
+    names, as they were written: T1 -> T3 on out, no input."""
+    real = tmp_path / "real"
+    real.mkdir()
+    os.symlink(real, tmp_path / "home")
+    d = tmp_path / "home"
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{"T1": f"echo one > {d}/tmp"},
+                       {"T2": f"mv {d}/tmp {d}/out"},
+                       {"T3": f"cat {d}/out > {d}/final"}])
+    rep = report(traces, out=tmp_path / "out")[2]
+    assert flow_edges(rep) == {("T1", "T3", "out", 4)}
+    assert written_as(rep) == {("T1", "T3", "out", "tmp")}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
 
 def test_touching_a_file_with_data_makes_no_version(tmp_path):
@@ -1264,8 +1294,8 @@ def test_a_hard_link_made_by_another_task_names_the_file(tmp_path):
 def test_a_symlink_is_no_name_of_its_target(tmp_path):
     """A symlink's H row (flags 1) is no link: in T1 s is deleted though
     sl leads to it; T3's fl names no version of f: T5, which read through
-    it what T4 wrote (as f2, renamed f), read that, by the kernel's name
-    of the file its open reached (f), not T2's stale f."""
+    it what T4 wrote (as f2, renamed f), read that, found by the kernel's
+    name of the file its open reached (f), not T2's stale f."""
     d, rep = staged_report(tmp_path,
                            "echo q > s; ls s > /dev/null; ln -s $PWD/s sl; "
                            "rm s",
@@ -1275,10 +1305,10 @@ def test_a_symlink_is_no_name_of_its_target(tmp_path):
     assert [(v["task"], Path(v["path"]).name) for v in rep["wcp"]["vertices"]
             if v["kind"] == "deleted"] == [(task_by_dir(rep, "T1")["id"],
                                             "s")]
-    assert data_records(rep, "T5", d) == [("f", 0, 9, False),
+    assert data_records(rep, "T5", d) == [("fl", 0, 9, False),
                                           ("o5", 9, 0, False)]
-    assert flow_edges(rep) == {("T4", "T5", "f", 9)}
-    assert written_as(rep) == set()
+    assert flow_edges(rep) == {("T4", "T5", "fl", 9)}
+    assert written_as(rep) == {("T4", "T5", "fl", "f")}
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
 

@@ -148,7 +148,8 @@ def staged_task(work, hash_, name, script, inputs):
 def test_nextflow_staged_inputs_join_the_tasks_that_wrote_them(tmp_path):
     """Nextflow links a task's inputs into its work directory: the report
     over the work directory has the edge from the task that wrote the
-    file, by its name; the workflow's inputs are the first task's and the
+    file, on the reader's name, written as the writer's; the workflow's
+    inputs are the first task's (by the name it read it by) and the
     scripts."""
     work = tmp_path / "work"
     (tmp_path / "reads.txt").write_text("acgt\n" * 100)
@@ -166,11 +167,13 @@ def test_nextflow_staged_inputs_join_the_tasks_that_wrote_them(tmp_path):
     names = {t["id"]: t["name"] for t in rep["tasks"]}
     paths = {f["id"]: f["path"] for f in rep["files"]}
     assert [(names[e["writer"]], names[e["reader"]], paths[e["file"]],
-             e["bytes"]) for e in rep["data_flow"]["edges"]] == [
-        ("TRIM (s1)", "COUNT (s1)", str(first / "trimmed.txt"), 200)]
+             paths[e["written_as"]], e["bytes"])
+            for e in rep["data_flow"]["edges"]] == [
+        ("TRIM (s1)", "COUNT (s1)", str(second / "trimmed.txt"),
+         str(first / "trimmed.txt"), 200)]
     assert sorted(paths[v["file"]] for v in rep["wcp"]["vertices"]
                   if v["kind"] == "input") == sorted(
-        [str(tmp_path / "reads.txt"), str(first / ".command.sh"),
+        [str(first / "reads.txt"), str(first / ".command.sh"),
          str(second / ".command.sh")])
 
 
