@@ -128,14 +128,6 @@ static bool starts_afresh(uint32_t flags)
 		(flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
 }
 
-/* O_CREAT of a file that had data by the task's first open of it (files.csv
- * knows its size then), without O_TRUNC: `touch f` or `>> f` made nothing;
- * only what it writes is new. */
-static bool kept_what_was_there(const struct tfile *f, uint32_t flags)
-{
-	return !starts_afresh(flags) && f->size_first_open > 0;
-}
-
 static void opened(struct tfile *f, const struct io_row *r)
 {
 	f->opens++;
@@ -145,9 +137,12 @@ static void opened(struct tfile *f, const struct io_row *r)
 		 * names it. */
 		f->tmpfile = r->flags & IO_O_TMPFILE;
 	}
-	if (opened_for_writing(r->flags) && f->created_us < 0 &&
-	    !kept_what_was_there(f, r->flags))
+	if (opened_for_writing(r->flags) && f->created_us < 0) {
 		f->created_us = r->end;
+		/* files.csv knows the size at the task's first open. */
+		f->kept_data = !starts_afresh(r->flags) &&
+			       f->size_first_open > 0;
+	}
 	if (starts_afresh(r->flags) && f->fresh_us < 0)
 		f->fresh_us = r->end;
 }
@@ -172,10 +167,18 @@ static void meta_op(struct task *t, struct tfile *f, const struct io_row *r)
 	case 'M':
 		if (r->flags & 0x4) /* PROT_EXEC: a library's code */
 			f->executed = true;
+		if (r->flags & 0x2) /* PROT_WRITE */
+			f->changed_meta = true;
 		return;
-	default:
-		f->other_meta++;
+	case 'T':
+	case 'A':
+		f->changed_meta |= r->result >= 0;
+		break;
+	case 'K': /* flags 1: the clone's destination */
+		f->changed_meta |= r->result >= 0 && (r->flags & 1);
+		break;
 	}
+	f->other_meta++;
 }
 
 /*
@@ -366,7 +369,26 @@ void scan_io(struct workflow *wf, struct task *t, int dirfd,
 	csv_close(&cf);
 }
 
+/*
+ * `touch f` or `: >> f` of an f with data created nothing: no version of
+ * its own.  Only a trace with data rows (--level full) tells that from an
+ * append or a write in place; the size at the last close is the same.
+ */
+static void drop_empty_creations(struct task *t)
+{
+	if (!t->level || strcmp(t->level, "full") != 0)
+		return;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct tfile *f = &t->file[i];
+
+		if (f->kept_data && !f->wr.ops && !f->changed_meta &&
+		    f->size_last_close == f->size_first_open)
+			f->created_us = -1;
+	}
+}
+
 void load_io(struct workflow *wf, struct task *t, int dirfd)
 {
 	scan_io(wf, t, dirfd, &t->io, add_io_row, t);
+	drop_empty_creations(t);
 }

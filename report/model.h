@@ -55,6 +55,12 @@ struct tfile {
 	bool appended; /* wrote with O_APPEND or at its old end */
 	bool executed; /* exec'd or mapped: a program, not data */
 	bool tmpfile; /* opened O_TMPFILE, no name of its own yet */
+	/* Its first open for writing kept the data there (O_CREAT, no
+	 * O_TRUNC, of a non-empty file): created nothing, unless the task
+	 * changed it (a write, or changed_meta). */
+	bool kept_data;
+	bool changed_meta; /* truncated, fallocated, cloned into, mapped
+			    * writable */
 	size_t wcp_vertex; /* the version this task wrote; analysis only */
 };
 

@@ -1233,6 +1233,34 @@ def test_touching_a_file_with_data_makes_no_version(tmp_path):
                               ("flag@T2", "out@T3", "MERGE")]
 
 
+@pytest.mark.parametrize("level, change, read", [
+    ("full", "truncate -s 2 f", 2),
+    ("full", "/usr/bin/python3 -c 'import os, mmap; "
+             "m = mmap.mmap(os.open(\"f\", os.O_RDWR | os.O_CREAT), 5); "
+             "m[0:1] = b\"X\"; m.flush()'", 5),
+    ("files", "echo more >> f", None),
+    ("files", "touch f", None)])
+def test_an_open_with_o_creat_that_changed_the_data_makes_a_version(
+        tmp_path, level, change, read):
+    """O_CREAT without O_TRUNC of a file with data, then a truncate or a
+    write through a mapping: T2 is f's writer, T3 reads its version; at
+    --level files, with no reads or writes to tell by, any such open makes
+    its task a writer (a touch too)."""
+    d = tmp_path / "data"
+    d.mkdir()
+    traces = tmp_path / "traces"
+    for name, script in [("T1", "echo data > f"), ("T2", change),
+                         ("T3", "cat f > out")]:
+        proc = subprocess.run(
+            [str(IOWRAP), "--level", level, "-o", str(traces / name), "--",
+             "sh", "-c", script], cwd=d, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    rep = report(traces, out=tmp_path / "out")[2]
+    assert file_counts(rep, d)[0] == ("f", 1 if read else 0, 2)
+    if read:
+        assert flow_edges(rep) == {("T2", "T3", "f", read)}
+
+
 def test_renames_by_several_tasks_chain(tmp_path):
     """tmp -> mid by T2 (which read it first), mid -> out by T3, appended
     to by T4 and read by T5: each is T1's file."""
