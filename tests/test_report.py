@@ -1189,6 +1189,7 @@ def test_inputs_staged_as_links_are_the_writers_files(tmp_path):
          file_id(rep, d / "b" / "res.txt"))}
     assert data_records(rep, "T2", d) == [("in.txt", 0, 12, False),
                                           ("res.txt", 12, 0, False)]
+    assert never_read(rep) == ["final"]
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
     assert wcp_steps(rep) == [("start", "out.txt@T1", "CONVERT"),
                               ("out.txt@T1", "res.txt@T2", "TRANSFER"),
