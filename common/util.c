@@ -74,6 +74,16 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+char *xjoin(const char *a, size_t alen, const char *b, size_t blen)
+{
+	char *s = xmalloc(alen + blen + 1);
+
+	memcpy(s, a, alen);
+	memcpy(s + alen, b, blen);
+	s[alen + blen] = '\0';
+	return s;
+}
+
 void sort_array(void *base, size_t n, size_t size,
 		int (*cmp)(const void *, const void *))
 {

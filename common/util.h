@@ -25,6 +25,8 @@ void *xrealloc(void *p, size_t n);
  * of a million entries). */
 void *xgrow(void *p, size_t *alloc, size_t n, size_t size);
 char *xstrdup(const char *s);
+/* a then b, NUL-terminated: the name b (a name's rest) below a. */
+char *xjoin(const char *a, size_t alen, const char *b, size_t blen);
 /* qsort, also of no elements at NULL (which qsort itself may not get). */
 void sort_array(void *base, size_t n, size_t size,
 		int (*cmp)(const void *, const void *));

@@ -54,6 +54,13 @@ struct move {
 	size_t src; /* the written version the name took; NO_INDEX */
 };
 
+/* A move of a name below a renamed directory, made by the report for
+ * the names any task used there (moves_below.c). */
+struct below_move {
+	struct name_move nm;
+	size_t task;
+};
+
 enum vertex_kind { V_START, V_INPUT, V_WRITTEN, V_DELETED, V_MEMORY };
 
 /* Inputs x outputs of one task above which they meet in a memory state. */
@@ -92,6 +99,8 @@ struct analysis {
 	uint64_t edges_dropped; /* would have gone back in time */
 	struct move *move; /* by time, task, row */
 	size_t nmoves;
+	struct below_move *below; /* names moved with their directory */
+	size_t nbelow, below_alloc;
 	struct hmap names; /* a name moved to or renamed away -> index */
 	size_t *name_first, *name_move; /* name k's moves, in order:
 					 * name_move[name_first[k] ..
@@ -128,6 +137,9 @@ const char *moves_follow(const struct analysis *an, const char *path,
 			 size_t *len, int64_t *since, int64_t until,
 			 size_t *bound, int64_t *gone_us);
 void moves_release(struct analysis *an);
+/* The moves of the names below each renamed directory, to an->below
+ * (moves_below.c); an->move in time order. */
+void moves_below(struct workflow *wf, struct analysis *an);
 
 /* Builds the WCP graph and its critical path (wcp.c). */
 void wcp_build(struct workflow *wf, struct analysis *an);

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -240,6 +241,56 @@ static void exchange(struct task *t, const struct io_row *r)
 	task_add_move(t, r, true, j);
 }
 
+struct below_ctx {
+	struct task *t;
+	const struct io_row *r;
+};
+
+/* Record i, filed below the renamed directory, takes its new name there
+ * if it still has its name there. */
+static void rename_record(void *ctx, size_t i)
+{
+	struct below_ctx *c = ctx;
+	struct task *t = c->t;
+	const struct io_row *r = c->r;
+	struct tfile *f = &t->file[i];
+	struct io_row below = *r;
+	char *to;
+
+	if (!name_below(f->path, f->path_len, r->path, r->path_len) ||
+	    hmap_get(&t->by_path, f->path, f->path_len) != i)
+		return;
+	below.path = f->path;
+	below.path_len = f->path_len;
+	below.path2_len = r->path2_len + f->path_len - r->path_len;
+	to = xjoin(r->path2, r->path2_len, f->path + r->path_len,
+		   f->path_len - r->path_len);
+	below.path2 = to;
+	if (moves_with_dir(to, below.path2_len)) {
+		task_add_move(t, &below, false, i)->below = true;
+		task_file_unname(t, i, f->path, f->path_len);
+		task_file_rename(t, i, to, below.path2_len);
+		f->renamed_us = r->end;
+	}
+	free(to);
+}
+
+/*
+ * A rename of a directory moves the names below it: each of the task's
+ * records there takes its new name, as from a rename of its own, so its
+ * version is filed under the name it has after (and later name
+ * operations find it).  io.csv does not say whether a directory was
+ * renamed; a file has no names below it.
+ */
+static void rename_below(struct task *t, const struct io_row *r)
+{
+	struct below_ctx c = { t, r };
+
+	if (!name_below(r->path2, r->path2_len, r->path, r->path_len))
+		dirtree_walk(&t->dirs, r->path, r->path_len, true,
+			     rename_record, &c);
+}
+
 /*
  * A file with another name the task has seen (a hard link it opened or
  * stat'ed by both names) survives the loss of one: that is no delete, and
@@ -268,6 +319,7 @@ static void name_op(struct task *t, const struct io_row *r)
 			task_file_named(t, i, r->path2, r->path2_len);
 		}
 		task_add_move(t, r, false, i);
+		rename_below(t, r);
 	}
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "access_seq.h"
+#include "dirtree.h"
 #include "hmap.h"
 
 /* Reads or writes of one task to one file, Darshan-style. */
@@ -79,6 +80,8 @@ struct name_move {
 	bool vacates; /* a plain rename: from holds nothing after it */
 	bool carries; /* the record goes from `from` to `to`: a rename, an
 		       * exchange's half, an O_TMPFILE file's first name */
+	bool swaps; /* an exchange's half: `from` holds what `to` held */
+	bool below; /* a name below a renamed directory, moved with it */
 };
 
 /* An open's flags: O_TMPFILE's own bit (its O_DIRECTORY is per arch). */
@@ -132,8 +135,13 @@ struct task {
 	struct tfile *file;
 	size_t nfiles, files_alloc;
 	struct hmap by_inode, by_path;
+	struct dirtree dirs; /* records by their paths' directories */
 	struct name_move *move; /* in io.csv order */
 	size_t nmoves, moves_alloc;
+	size_t *file_move, *file_move_first; /* record i's moves, in order:
+					      * move[file_move[
+					      * file_move_first[i] ..
+					      * file_move_first[i + 1]]] */
 	struct mount_row *mount;
 	size_t nmounts;
 };
@@ -154,6 +162,38 @@ static inline bool same_name(const char *a, size_t alen, const char *b,
 			     size_t blen)
 {
 	return alen == blen && !memcmp(a, b, alen);
+}
+
+/* The name path is below the directory dir: dir/... */
+static inline bool name_below(const char *path, size_t len, const char *dir,
+			      size_t dlen)
+{
+	return len > dlen + 1 && path[dlen] == '/' && !memcmp(path, dir, dlen);
+}
+
+/* A name moves with a renamed directory above it if it is at most this
+ * long and deep: each directory above it is looked up by its name. */
+#define BELOW_NAME_MAX 4096
+#define BELOW_DEPTH_MAX 128
+
+static inline bool moves_with_dir(const char *path, size_t len)
+{
+	size_t depth = 0;
+
+	if (len > BELOW_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (path[i] == '/' && ++depth > BELOW_DEPTH_MAX)
+			return false;
+	return true;
+}
+
+/* The length of the directory part of path: "/a/b" -> 2; 0: none. */
+static inline size_t name_dir_len(const char *path, size_t len)
+{
+	while (len > 1 && path[len - 1] != '/')
+		len--;
+	return len > 1 ? len - 1 : 0;
 }
 
 static inline int64_t task_wall_us(const struct task *t)

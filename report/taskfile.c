@@ -15,6 +15,16 @@ static char *copy_name(const char *path, size_t len)
 	return s;
 }
 
+/* Files record i under its path's directory, for a rename of one above
+ * it (rename_below in load_io.c), once its path leads to it. */
+static void file_path(struct task *t, size_t i)
+{
+	const struct tfile *f = &t->file[i];
+
+	if (moves_with_dir(f->path, f->path_len))
+		dirtree_file(&t->dirs, f->path, f->path_len, i);
+}
+
 /* The name leads to file i (HMAP_NONE: nowhere); each file counts the
  * names that lead to it. */
 static void set_name(struct task *t, const char *path, size_t len, size_t i)
@@ -25,9 +35,13 @@ static void set_name(struct task *t, const char *path, size_t len, size_t i)
 		return;
 	if (old != HMAP_NONE)
 		t->file[old].names--;
-	if (i != HMAP_NONE)
-		t->file[i].names++;
 	hmap_put(&t->by_path, path, len, i);
+	if (i == HMAP_NONE)
+		return;
+	t->file[i].names++;
+	/* Named by its path (files.csv's path names nothing before). */
+	if (same_name(path, len, t->file[i].path, t->file[i].path_len))
+		file_path(t, i);
 }
 
 static size_t new_file(struct task *t, uint64_t inode, const char *path,
@@ -73,6 +87,7 @@ void task_file_reached(struct task *t, size_t i, const char *path, size_t len)
 void task_file_rename(struct task *t, size_t i, const char *path, size_t len)
 {
 	struct tfile *f = &t->file[i];
+	bool named = len && hmap_get(&t->by_path, path, len) == i;
 
 	/* The name it was opened (or first read or written) by: other
 	 * tasks wrote by that name what it read or appended to.  A record
@@ -87,6 +102,9 @@ void task_file_rename(struct task *t, size_t i, const char *path, size_t len)
 	f->path = copy_name(path, len);
 	f->path_len = len;
 	task_file_named(t, i, path, len);
+	/* set_name files it when the name is new to it. */
+	if (named)
+		file_path(t, i);
 }
 
 void task_file_named(struct task *t, size_t i, const char *path, size_t len)
@@ -123,6 +141,8 @@ struct name_move *task_add_move(struct task *t, const struct io_row *r,
 	 * exchange does not. */
 	m->carries = r->type == 'N' && !same_name(from, from_len, to, to_len);
 	m->vacates = m->carries && !(r->flags & RENAME_EXCHANGE);
+	m->swaps = m->carries && !m->vacates;
+	m->below = false;
 	m->tfile = i;
 	return m;
 }
@@ -160,6 +180,8 @@ static void task_release(struct task *t)
 		free(t->move[i].to);
 	}
 	free(t->move);
+	free(t->file_move);
+	free(t->file_move_first);
 	for (size_t i = 0; i < t->nmounts; i++) {
 		free(t->mount[i].mount_point);
 		free(t->mount[i].fstype);
@@ -168,6 +190,7 @@ static void task_release(struct task *t)
 	free(t->mount);
 	hmap_release(&t->by_inode);
 	hmap_release(&t->by_path);
+	dirtree_release(&t->dirs);
 	free(t->dir);
 	free(t->name);
 	free(t->key);

@@ -229,10 +229,13 @@ static void version_names(const struct workflow *wf, const struct vertex *v,
 	size_t len = f->access_path ? f->access_path_len : f->path_len;
 
 	name(ctx, path, len);
-	for (size_t i = 0; i < tk->nmoves && tk->move[i].time_us <= t; i++) {
-		const struct name_move *m = &tk->move[i];
+	for (size_t i = tk->file_move_first[v->tfile];
+	     i < tk->file_move_first[v->tfile + 1]; i++) {
+		const struct name_move *m = &tk->move[tk->file_move[i]];
 
-		if (m->tfile == v->tfile && m->carries && m->time_us >= from &&
+		if (m->time_us > t)
+			break;
+		if (m->carries && m->time_us >= from &&
 		    same_name(m->from, m->from_len, path, len)) {
 			path = m->to;
 			len = m->to_len;

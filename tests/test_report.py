@@ -1275,6 +1275,119 @@ def test_renames_by_several_tasks_chain(tmp_path):
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
 
+def dir_flows(rep, d):
+    """Data flow as (writer, reader, the reader's name, the writer's name
+    if another, bytes), names relative to d."""
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    paths = {f["id"]: Path(f["path"]).relative_to(d).as_posix()
+             for f in rep["files"] if f["path"].startswith(f"{d}/")}
+    return {(names[e["writer"]], names[e["reader"]], paths[e["file"]],
+             paths.get(e.get("written_as")), e["bytes"])
+            for e in rep["data_flow"]["edges"]}
+
+
+def inputs(rep, d):
+    """The input states of files in d, by name relative to d."""
+    return sorted(Path(v["path"]).relative_to(d).as_posix()
+                  for v in rep["wcp"]["vertices"]
+                  if v["kind"] == "input" and v["path"].startswith(f"{d}/"))
+
+
+def test_a_directory_renamed_by_another_task_moves_the_names_below(tmp_path):
+    """T2 renamed the directory T1 wrote into: T3's d2/f is T1's d1/f, as
+    for a file renamed by another task; no input state of d2/f."""
+    d, rep = staged_report(tmp_path, "mkdir d1; echo x > d1/f", "mv d1 d2",
+                           "cat d2/f > out")
+    assert dir_flows(rep, d) == {("T1", "T3", "d2/f", "d1/f", 2)}
+    assert inputs(rep, d) == []
+    assert wcp_steps(rep) == [("start", "f@T1", "CONVERT"),
+                              ("f@T1", "out@T3", "TRANSFER")]
+
+
+def test_a_directory_renamed_into_place_by_its_writer(tmp_path):
+    """T1 wrote out.tmp/f and renamed out.tmp to out: its record is
+    out/f, the version T2 read by that name (no written_as)."""
+    d, rep = staged_report(tmp_path,
+                           "mkdir out.tmp; echo x > out.tmp/f; mv out.tmp out",
+                           "cat out/f > g")
+    assert sorted(f["path"] for f in task_by_dir(rep, "T1")["files"]
+                  if f["path"].startswith(f"{d}/")) == [f"{d}/out",
+                                                        f"{d}/out/f"]
+    assert dir_flows(rep, d) == {("T1", "T2", "out/f", None, 2)}
+    assert inputs(rep, d) == []
+    assert wcp_steps(rep) == [("start", "f@T1", "CONVERT"),
+                              ("f@T1", "g@T2", "TRANSFER")]
+
+
+def test_a_directory_renamed_into_place_again_and_again(tmp_path):
+    """Each round's out.tmp/f_i goes to out/f_i with out.tmp (files.csv
+    names f_2 before the first rename, which must not lose it): T2 reads
+    T1's out/f_2 by the name T1's record has."""
+    d, rep = staged_report(
+        tmp_path, "for i in 1 2; do mkdir out.tmp; echo $i > out.tmp/f_$i; "
+                  "rm -rf out; mv out.tmp out; done", "cat out/f_2 > g")
+    assert sorted(f["path"] for f in task_by_dir(rep, "T1")["files"]
+                  if f["path"].startswith(f"{d}/out/")) == [
+        f"{d}/out/f_1", f"{d}/out/f_2"]
+    assert dir_flows(rep, d) == {("T1", "T2", "out/f_2", None, 2)}
+    assert inputs(rep, d) == ["out"]  # the directory rm -rf read
+
+
+def test_a_renamed_directory_moves_nested_names(tmp_path):
+    """d1/sub/f goes to d2/sub/f with d1, and on through a second rename
+    of a name no task used before (d2 -> d3)."""
+    d, rep = staged_report(tmp_path, "mkdir -p d1/sub; echo x > d1/sub/f",
+                           "mv d1 d2", "cat d2/sub/f > a", "mv d2 d3",
+                           "cat d3/sub/f > b")
+    assert dir_flows(rep, d) == {("T1", "T3", "d2/sub/f", "d1/sub/f", 2),
+                                 ("T1", "T5", "d3/sub/f", "d1/sub/f", 2)}
+    assert inputs(rep, d) == []
+
+
+def test_a_directory_renamed_and_back(tmp_path):
+    """d1 -> d2 (T2), d2 -> d1 (T4): T3 read T1's file as d2/f, T5 as
+    d1/f again; T6 renamed it there and back itself before reading."""
+    d, rep = staged_report(tmp_path, "mkdir d1; echo x > d1/f", "mv d1 d2",
+                           "cat d2/f > a", "mv d2 d1", "cat d1/f > b",
+                           "mv d1 d3; mv d3 d1; cat d1/f > c")
+    assert dir_flows(rep, d) == {("T1", "T3", "d2/f", "d1/f", 2),
+                                 ("T1", "T5", "d1/f", None, 2),
+                                 ("T1", "T6", "d1/f", None, 2)}
+    assert inputs(rep, d) == []
+
+
+@pytest.mark.parametrize("mv, name", [("mv -T d1 d2", "d2/f"),
+                                      ("mv d1 d2", "d2/d1/f")])
+def test_a_directory_renamed_onto_or_into_an_empty_one(tmp_path, mv, name):
+    """mv -T replaces the empty d2; plain mv moves d1 into it."""
+    d, rep = staged_report(tmp_path, "mkdir d1 d2; echo x > d1/f", mv,
+                           f"cat {name} > out")
+    assert dir_flows(rep, d) == {("T1", "T3", name, "d1/f", 2)}
+    assert inputs(rep, d) == []
+
+
+def test_a_file_written_below_a_renamed_directory_wins(tmp_path):
+    """T3 rewrote d2/f after the rename: T4 reads it from T3, and d2/g,
+    which T3 did not touch, from T1 (written as d1/g)."""
+    d, rep = staged_report(tmp_path, "mkdir d1; echo x > d1/f; echo yy > d1/g",
+                           "mv d1 d2", "echo new > d2/f",
+                           "cat d2/f d2/g > out")
+    assert dir_flows(rep, d) == {("T3", "T4", "d2/f", None, 4),
+                                 ("T1", "T4", "d2/g", "d1/g", 3)}
+    assert inputs(rep, d) == []
+
+
+def test_a_file_open_across_its_directory_s_rename(tmp_path):
+    """T2 opened d1/f, renamed d1 to d2 and then read: its record is
+    d2/f, and it read T1's version (written as d1/f)."""
+    d, rep = staged_report(
+        tmp_path, "mkdir d1; echo x > d1/f",
+        "/usr/bin/python3 -c 'import os; f = open(\"d1/f\"); "
+        "os.rename(\"d1\", \"d2\"); open(\"out\", \"w\").write(f.read())'")
+    assert dir_flows(rep, d) == {("T1", "T2", "d2/f", "d1/f", 2)}
+    assert inputs(rep, d) == []
+
+
 def test_a_name_renamed_away_holds_nothing(tmp_path):
     """A log rotated by T2 (log -> log.1): T3's `>>` makes a new log, no
     APPEND to T1's; T4 reads log from T3 and log.1 from T1."""
@@ -1305,6 +1418,17 @@ def test_rename_exchange_swaps_the_names(tmp_path):
     assert written_as(rep) == {("T1", "T4", "x", "y"),
                                ("T1", "T4", "y", "x")}
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+def test_rename_exchange_of_directories_swaps_the_names_below(tmp_path):
+    """T2 swapped the directories x and y: T3's x/f is what T1 wrote as
+    y/f, and its y/f T1's x/f."""
+    d, rep = staged_report(tmp_path,
+                           "mkdir x y; echo a > x/f; echo bb > y/f",
+                           EXCHANGE, "cat x/f y/f > o")
+    assert dir_flows(rep, d) == {("T1", "T3", "x/f", "y/f", 3),
+                                 ("T1", "T3", "y/f", "x/f", 2)}
+    assert inputs(rep, d) == []
 
 
 def test_a_hard_link_made_by_another_task_names_the_file(tmp_path):

@@ -1,0 +1,66 @@
+#!/bin/bash
+# The tasks' scripts expand their own $i and $(seq ...):
+# shellcheck disable=SC2016
+#
+# The rename workflows of docs/report-scale.md, "Renames": traces them
+# into DIR/NAME/traces, then times `iowrap report` on them three times
+# (user s, elapsed s, peak RSS KiB).
+#   bench/report_renames.sh DIR [NAME ...]   (default: all)
+# IOWRAP: the binary (default bin/iowrap).
+set -euo pipefail
+IOW=$(realpath "${IOWRAP:-bin/iowrap}")
+ROOT=$1
+shift
+NAMES=${*:-replace acc state dirloop files100k dirs100k}
+
+task() { "$IOW" --level full -o "$B/traces/$1" -- sh -c "$2" >/dev/null; }
+
+trace() {
+	case $1 in
+	replace) task T1 "python3 -c 'import os
+for i in range(3000):
+    open(\"status.json.tmp\", \"w\").write(str(i))
+    os.replace(\"status.json.tmp\", \"status.json\")'" ;;
+	acc)
+		echo x >x
+		task T1 'touch acc; for i in $(seq 2000); do
+			cat acc x > acc.tmp && mv acc.tmp acc; done' ;;
+	state)
+		for t in T1 T2; do
+			task $t 'for i in $(seq 3000); do
+				echo $i > state.tmp; mv state.tmp state; done'
+		done ;;
+	dirloop)
+		task T1 'for i in $(seq 3000); do mkdir out.tmp
+			echo $i > out.tmp/f_$i; rm -rf out; mv out.tmp out; done'
+		task T2 'cat out/*' ;;
+	files100k)
+		task T1 "python3 -c 'import os
+for i in range(100000):
+    open(f\"t{i}\", \"w\").write(\"x\"); os.rename(f\"t{i}\", f\"o{i}\")'"
+		task T2 "python3 -c 'for i in range(100000): open(f\"o{i}\").read()'" ;;
+	dirs100k)
+		task T1 "python3 -c 'import os
+for i in range(100000):
+    os.mkdir(f\"t{i}\"); open(f\"t{i}/f\", \"w\").write(\"x\")
+    os.rename(f\"t{i}\", f\"o{i}\")'"
+		task T2 "python3 -c 'for i in range(100000): open(f\"o{i}/f\").read()'" ;;
+	*) echo "unknown workflow $1" >&2; exit 2 ;;
+	esac
+}
+
+for name in $NAMES; do
+	B=$ROOT/$name
+	if [ ! -d "$B/traces" ]; then
+		mkdir -p "$B/data"
+		(cd "$B/data" && trace "$name")
+	fi
+	line=$name
+	for _ in 1 2 3; do
+		rm -rf "$B/out"
+		/usr/bin/time -f "%U %e %M" -o "$B/time" \
+			"$IOW" report -o "$B/out" "$B/traces" >/dev/null
+		line="$line | $(cat "$B/time")"
+	done
+	echo "$line"
+done
