@@ -128,6 +128,9 @@ void moves_collect(struct workflow *wf, struct analysis *an);
  * none. */
 size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
 		     int64_t t, size_t bound, bool *into);
+/* Whether a move filled or vacated the name path by time t. */
+bool moves_name_moved_by(const struct analysis *an, const char *path,
+			 size_t len, int64_t t);
 /* Where the file the name path led to at *since is at time until: renames
  * and exchanges of its name take it along (to the name returned, *len,
  * from *since; *bound: the first move after the last one followed); a

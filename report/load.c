@@ -232,6 +232,8 @@ static size_t read_summary_fields(struct summary_reader *rd, const cJSON *root)
 	t->complete =
 		cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr, "complete"));
 	t->level = summary_strdup(rd, tr, "level", "tracing.level", NULL);
+	t->async_io = cJSON_IsTrue(jget(tr, "used_io_uring")) ||
+		      cJSON_IsTrue(jget(tr, "used_linux_aio"));
 	if (jget_number(tot, "cpu_total_s", &d) && d >= 0)
 		t->cpu_s = d;
 	t->peak_rss_kib = json_u64(tot, "peak_rss_kib");

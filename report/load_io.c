@@ -423,12 +423,15 @@ void scan_io(struct workflow *wf, struct task *t, int dirfd,
 
 /*
  * `touch f` or `: >> f` of an f with data created nothing: no version of
- * its own.  Only a trace with data rows (--level full) tells that from an
- * append or a write in place; the size at the last close is the same.
+ * its own.  Only a complete trace with data rows (--level full) tells that
+ * from an append or a write in place, and only if every write is a row:
+ * io_uring's and Linux AIO's are none.  A mapping made writable later by
+ * mprotect is not seen either: such a task is taken for no writer.
  */
 static void drop_empty_creations(struct task *t)
 {
-	if (!t->level || strcmp(t->level, "full") != 0)
+	if (!t->level || strcmp(t->level, "full") != 0 || !t->complete ||
+	    t->async_io)
 		return;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		struct tfile *f = &t->file[i];

@@ -122,6 +122,7 @@ struct task {
 	int64_t exit_code; /* -1: not known or killed */
 	int64_t exit_signal;
 	bool complete; /* tracing.complete; false also if summary missing */
+	bool async_io; /* used io_uring or Linux AIO: writes with no W row */
 	bool summary_ok;
 	double cpu_s;
 	uint64_t peak_rss_kib;

@@ -145,6 +145,15 @@ void moves_collect(struct workflow *wf, struct analysis *an)
 	index_by_name(an);
 }
 
+bool moves_name_moved_by(const struct analysis *an, const char *path,
+			 size_t len, int64_t t)
+{
+	size_t d = hmap_get(&an->names, path, len);
+
+	return d != HMAP_NONE && an->name_first[d] < an->name_first[d + 1] &&
+	       an->move[an->name_move[an->name_first[d]]].nm->time_us <= t;
+}
+
 /* The position in name d's moves of its first move from bound on or
  * after t: its moves are in time order, so those before bound that ended
  * by t come first. */

@@ -459,10 +459,15 @@ static const char *access_name(const struct tfile *f, int64_t t, size_t *len,
 }
 
 /*
- * named_version of the name record f (NULL: none) was opened by; where
- * that led to no version a traced task wrote, of the kernel's name for the
- * file its open reached through a symbolic link (a Nextflow task's staged
- * input, a link to an earlier task's output), from the same times.
+ * named_version of the name record f (NULL: none) was opened by, and if
+ * its open went through a symbolic link and no move filled or vacated the
+ * name by t, of the kernel's name for the file the open reached (a
+ * Nextflow task's staged input, a link to an earlier task's output), from
+ * the same times: the later of the two.  The kernel's name is where the
+ * file was; the task's name may hold a stale version (a link made where a
+ * file was: the unlink of another task does not end a name).  But a name
+ * with moves has a history the kernel's name lacks: `mv $L/ext $L/out`
+ * under a linked directory $L replaced what the kernel's name of out held.
  */
 static size_t version_by_names(const struct workflow *wf,
 			       const struct analysis *an, const struct tfile *f,
@@ -471,10 +476,15 @@ static size_t version_by_names(const struct workflow *wf,
 {
 	size_t v =
 		named_version(wf, an, name, len, self, opened, t, an->nmoves);
+	size_t k;
 
-	if (v == NO_INDEX && f && f->reached)
-		v = named_version(wf, an, f->reached, f->reached_len, self,
-				  opened, t, an->nmoves);
+	if (!f || !f->reached || moves_name_moved_by(an, name, len, t))
+		return v;
+	k = named_version(wf, an, f->reached, f->reached_len, self, opened, t,
+			  an->nmoves);
+	if (v == NO_INDEX ||
+	    (k != NO_INDEX && an->vertex[k].first_us > an->vertex[v].first_us))
+		return k;
 	return v;
 }
 

@@ -1201,20 +1201,26 @@ def file_id(rep, path):
     return i
 
 
+def linked_workflow(tmp_path, files, steps):
+    """A directory real holding files (name -> text) and a link L to it;
+    runs steps(real, L) (see run_tasks); returns real and the report."""
+    real = tmp_path / "real"
+    real.mkdir()
+    for name, text in files.items():
+        (real / name).write_text(text)
+    os.symlink(real, tmp_path / "L")
+    run_tasks(tmp_path / "traces", steps(real, tmp_path / "L"))
+    return real, report(tmp_path / "traces", out=tmp_path / "out")[2]
+
+
 def test_names_through_a_linked_directory_join_as_written(tmp_path):
     """A workflow under a linked directory (HPC sites link /home or
     /scratch to the file system's mount), named by it: T1 writes tmp, T2
     renames it out, T3 reads out, all by the link's names. Joined by those
     names, as they were written: T1 -> T3 on out, no input."""
-    real = tmp_path / "real"
-    real.mkdir()
-    os.symlink(real, tmp_path / "home")
-    d = tmp_path / "home"
-    traces = tmp_path / "traces"
-    run_tasks(traces, [{"T1": f"echo one > {d}/tmp"},
-                       {"T2": f"mv {d}/tmp {d}/out"},
-                       {"T3": f"cat {d}/out > {d}/final"}])
-    rep = report(traces, out=tmp_path / "out")[2]
+    _, rep = linked_workflow(tmp_path, {}, lambda real, d: [
+        {"T1": f"echo one > {d}/tmp"}, {"T2": f"mv {d}/tmp {d}/out"},
+        {"T3": f"cat {d}/out > {d}/final"}])
     assert flow_edges(rep) == {("T1", "T3", "out", 4)}
     assert written_as(rep) == {("T1", "T3", "out", "tmp")}
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
@@ -1260,6 +1266,45 @@ def test_an_open_with_o_creat_that_changed_the_data_makes_a_version(
     assert file_counts(rep, d)[0] == ("f", 1 if read else 0, 2)
     if read:
         assert flow_edges(rep) == {("T2", "T3", "f", read)}
+
+
+def test_an_o_creat_open_written_by_linux_aio_makes_a_version(tmp_path):
+    """io_submit's write is no W row: a task that used Linux AIO (its
+    summary says so) may have changed what it opened with O_CREAT, so it
+    is the writer T3 reads."""
+    d, rep = staged_report(tmp_path, "printf 12345 > f",
+                           f"{HELPERS / 'kernelaio'} aio-write f",
+                           "cat f > out")
+    assert (d / "f").read_text() == "ABCDE"
+    assert flow_edges(rep) == {("T2", "T3", "f", 5)}
+
+
+def test_a_link_made_where_a_file_was_leads_to_its_target(tmp_path):
+    """T3 replaced T1's in by a link to T2's out: T4's name in still finds
+    T1's version (an unlink by another task ends no name), but the kernel's
+    name for what T4's open reached, out, holds a later one: T4 read T2's."""
+    d, rep = staged_report(tmp_path, "echo old > in", "echo new > out",
+                           "rm in; ln -s out in", "cat in > r")
+    assert flow_edges(rep) == {("T2", "T4", "in", 4)}
+    assert written_as(rep) == {("T2", "T4", "in", "out")}
+
+
+def test_a_name_moved_into_is_not_read_by_the_kernels_name(tmp_path):
+    """Under a linked directory L, T2 renames a file from outside the
+    workflow onto out by L's names; T3 reads L/out. The kernel's name
+    (real/out) last held T1's version, which T2's rename replaced: T3's
+    name has moves, so it is not looked up by the kernel's name, and T3
+    reads an input."""
+    real, rep = linked_workflow(
+        tmp_path, {"ext": "external\n"}, lambda real, link: [
+            {"T1": f"echo one > {real}/out"},
+            {"T2": f"mv {link}/ext {link}/out"},
+            {"T3": f"cat {link}/out > {real}/res"}])
+    assert (real / "res").read_text() == "external\n"
+    assert flow_edges(rep) == set()
+    assert [(Path(v["path"]).name, v["size"])
+            for v in rep["wcp"]["vertices"] if v["kind"] == "input"] == [
+        ("out", 9)]
 
 
 def test_renames_by_several_tasks_chain(tmp_path):
