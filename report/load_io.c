@@ -260,6 +260,10 @@ static void rename_record(void *ctx, size_t i)
 	if (!name_below(f->path, f->path_len, r->path, r->path_len) ||
 	    hmap_get(&t->by_path, f->path, f->path_len) != i)
 		return;
+	/* Counted once past the cap: the warning's. */
+	if (t->moved_below > TASK_MOVED_BELOW_MAX ||
+	    ++t->moved_below > TASK_MOVED_BELOW_MAX)
+		return;
 	below.path = f->path;
 	below.path_len = f->path_len;
 	below.path2_len = r->path2_len + f->path_len - r->path_len;
@@ -446,4 +450,9 @@ void load_io(struct workflow *wf, struct task *t, int dirfd)
 {
 	scan_io(wf, t, dirfd, &t->io, add_io_row, t);
 	drop_empty_creations(t);
+	if (t->moved_below > TASK_MOVED_BELOW_MAX)
+		workflow_warn(
+			wf,
+			"%s: over %u records renamed with their directories: the rest keep the names they had",
+			t->dir, TASK_MOVED_BELOW_MAX);
 }

@@ -137,6 +137,7 @@ struct task {
 	size_t nfiles, files_alloc;
 	struct hmap by_inode, by_path;
 	struct dirtree dirs; /* records by their paths' directories */
+	size_t moved_below; /* records renamed with their directory */
 	struct name_move *move; /* in io.csv order */
 	size_t nmoves, moves_alloc;
 	size_t *file_move, *file_move_first; /* record i's moves, in order:
@@ -164,6 +165,11 @@ static inline bool same_name(const char *a, size_t alen, const char *b,
 {
 	return alen == blen && !memcmp(a, b, alen);
 }
+
+/* A task's own records renamed with their directories, at most: a
+ * directory of n files renamed r times is n x r moves, about 13 us and
+ * 470 bytes each (docs/report-format.md, "Directories"). */
+#define TASK_MOVED_BELOW_MAX (1u << 18)
 
 /* The name path is below the directory dir: dir/... */
 static inline bool name_below(const char *path, size_t len, const char *dir,

@@ -15,7 +15,7 @@
 
 /* At most this many names moved with their directories, and looked at
  * below them, in all: a directory of n names renamed r times makes n * r. */
-#define MOVES_BELOW_MAX (1u << 21)
+#define MOVES_BELOW_MAX (1u << 20)
 #define BELOW_VISITS_MAX (1u << 25)
 
 /* A name in the tree: below its directories from its first use on. */

@@ -1289,6 +1289,25 @@ def test_a_link_made_where_a_file_was_leads_to_its_target(tmp_path):
     assert written_as(rep) == {("T2", "T4", "in", "out")}
 
 
+def test_a_directory_renamed_past_the_cap_warns(tmp_path):
+    """27 files in a directory its task renames 10,000 times: 270,000
+    records renamed with it, past the cap of 262,144 (TASK_MOVED_BELOW_MAX,
+    docs/report-format.md): a warning, and the rest of T1's records keep
+    their names; the names moved for other tasks (270,000 of at most
+    1,048,576) still lead T2 to T1's version."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"T1": f"cd {d} && /usr/bin/python3 -c 'import os\n"
+               "os.mkdir(\"d0\")\n"
+               "for i in range(27): open(f\"d0/f{i}\", \"w\").write(\"x\")\n"
+               "for i in range(10000): os.rename(f\"d{i}\", f\"d{i + 1}\")'"},
+        {"T2": f"cat {d}/d10000/f26 > {d}/out"}])
+    _, stderr, rep = report(traces, out=tmp_path / "out")
+    assert (f"{traces}/T1: over 262144 records renamed with their "
+            "directories: the rest keep the names they had") in stderr
+    assert flow_edges(rep) == {("T1", "T2", "f26", 1)}
+    assert "over 1048576 names" not in stderr
+
+
 def test_a_name_moved_into_is_not_read_by_the_kernels_name(tmp_path):
     """Under a linked directory L, T2 renames a file from outside the
     workflow onto out by L's names; T3 reads L/out. The kernel's name
