@@ -2,6 +2,7 @@
 #include "dirtree.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "model.h"
 #include "util.h"
@@ -20,42 +21,69 @@ void dirtree_release(struct dirtree *dt)
 	free(dt->node);
 	free(dt->link);
 	free(dt->stack);
+	free(dt->key);
 }
 
-static size_t node_of(struct dirtree *dt, const char *dir, size_t len)
+/* Directory part below parent (NONE: a top one): its node, made if
+ * create, else NONE where there is none. */
+static size_t child_node(struct dirtree *dt, size_t parent, const char *part,
+			 size_t len, bool create)
 {
-	size_t n = hmap_get(&dt->ix, dir, len);
+	size_t klen = sizeof(parent) + len, n;
 
-	if (n != HMAP_NONE)
-		return n;
+	if (klen > dt->key_alloc) {
+		dt->key = xrealloc(dt->key, klen);
+		dt->key_alloc = klen;
+	}
+	memcpy(dt->key, &parent, sizeof(parent));
+	memcpy(dt->key + sizeof(parent), part, len);
+	n = hmap_get(&dt->ix, dt->key, klen);
+	if (n != HMAP_NONE || !create)
+		return n == HMAP_NONE ? NONE : n;
 	dt->node = xgrow(dt->node, &dt->nodes_alloc, dt->nnodes,
 			 sizeof(*dt->node));
 	dt->node[dt->nnodes] = (struct dirnode){
 		.child = NONE,
 		.sibling = NONE,
 		.first = NONE,
-		.attached = !name_dir_len(dir, len),
+		.parent = parent,
+		.attached = parent == NONE,
 	};
-	hmap_put(&dt->ix, dir, len, dt->nnodes);
+	hmap_put(&dt->ix, dt->key, klen, dt->nnodes);
 	return dt->nnodes++;
 }
 
-/* The node of directory dir, linked under the directories above it up
- * to one that is (a rename took it off, or it is new). */
-static size_t attached_node(struct dirtree *dt, const char *dir, size_t len)
+/* The node of directory dir, one part (between slashes) at a time; NONE
+ * if it has none, or is not there and not to be made. */
+static size_t dir_node(struct dirtree *dt, const char *dir, size_t len,
+		       bool create)
 {
-	size_t n = node_of(dt, dir, len), first = n;
+	size_t n = NONE;
 
+	for (size_t i = 0, j; i < len; i = j + 1) {
+		for (j = i; j < len && dir[j] != '/'; j++)
+			;
+		if (j == i)
+			continue;
+		n = child_node(dt, n, dir + i, j - i, create);
+		if (n == NONE)
+			return NONE;
+	}
+	return n;
+}
+
+/* Node n linked under the directories above it up to one that is (a
+ * rename took it off, or it is new). */
+static void attach(struct dirtree *dt, size_t n)
+{
 	while (!dt->node[n].attached) {
-		size_t p = node_of(dt, dir, name_dir_len(dir, len));
+		size_t p = dt->node[n].parent;
 
 		dt->node[n].attached = true;
 		dt->node[n].sibling = dt->node[p].child;
 		dt->node[p].child = n;
-		len = name_dir_len(dir, len);
 		n = p;
 	}
-	return first;
 }
 
 void dirtree_file(struct dirtree *dt, const char *name, size_t len,
@@ -65,7 +93,10 @@ void dirtree_file(struct dirtree *dt, const char *name, size_t len,
 
 	if (!d)
 		return;
-	n = attached_node(dt, name, d);
+	n = dir_node(dt, name, d, true);
+	if (n == NONE)
+		return;
+	attach(dt, n);
 	dt->link = xgrow(dt->link, &dt->links_alloc, dt->nlinks,
 			 sizeof(*dt->link));
 	dt->link[dt->nlinks] = (struct dirlink){ value, dt->node[n].first };
@@ -82,9 +113,9 @@ static void push(struct dirtree *dt, size_t *top, size_t n)
 void dirtree_walk(struct dirtree *dt, const char *dir, size_t len, bool take,
 		  void (*fn)(void *ctx, size_t value), void *ctx)
 {
-	size_t n = hmap_get(&dt->ix, dir, len), top = 0;
+	size_t n = dir_node(dt, dir, len, false), top = 0;
 
-	if (n == HMAP_NONE)
+	if (n == NONE)
 		return;
 	for (size_t c = dt->node[n].child; c != NONE; c = dt->node[c].sibling)
 		push(dt, &top, c);
