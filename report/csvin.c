@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mapguard.h"
 #include "util.h"
 
 /*
@@ -21,7 +23,7 @@ int map_file(int dirfd, const char *name, const char **data, size_t *len)
 {
 	struct stat st;
 	void *p;
-	int fd;
+	int fd, err;
 
 	*data = NULL;
 	*len = 0;
@@ -41,10 +43,15 @@ int map_file(int dirfd, const char *name, const char **data, size_t *len)
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
 			 0);
 		if (p == MAP_FAILED) {
-			int err = errno;
-
+			err = errno;
 			close(fd);
 			return -err;
+		}
+		err = map_guard_add(p, (size_t)st.st_size);
+		if (err) {
+			munmap(p, (size_t)st.st_size);
+			close(fd);
+			return err;
 		}
 		madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
 		*data = p;
@@ -70,8 +77,32 @@ void drop_read_pages(const char *data, size_t *dropped, size_t pos)
 
 void unmap_file(const char *data, size_t len)
 {
-	if (data)
-		munmap((void *)data, len);
+	if (!data)
+		return;
+	map_guard_remove(data);
+	munmap((void *)data, len);
+}
+
+/* Whether the file mapped at data was cut shorter, or could not be read,
+ * while it was read: its mapping reads zeros from there on (mapguard.c). */
+bool mapped_file_cut(const char *data)
+{
+	return data && map_guard_cut(data);
+}
+
+/* The one warning for a trace file found cut shorter while it was read
+ * (line 0: no line number), and what the report does instead. */
+void warn_cut(struct workflow *wf, const struct task *t, const char *name,
+	      size_t line, const char *instead)
+{
+	char where[32] = "";
+
+	if (line)
+		snprintf(where, sizeof(where), ":%zu", line);
+	workflow_warn(
+		wf,
+		"%s/%s%s: the file was cut shorter, or could not be read, while the report read it; %s",
+		t->dir, name, where, instead);
 }
 
 /* ---- CSV with named columns ---- */
@@ -131,6 +162,12 @@ bool csv_row(struct csv_file *cf)
 		enum csv_status st = csv_next(&cf->r, &cf->rec);
 
 		drop_read_pages(cf->data, &cf->dropped, cf->r.pos);
+		if (mapped_file_cut(cf->data)) {
+			cf->prob->truncated = true;
+			warn_cut(cf->wf, cf->t, cf->name, cf->r.line,
+				 CUT_REST_IGNORED);
+			return false;
+		}
 		if (st == CSV_END)
 			return false;
 		if (st == CSV_TRUNCATED) {

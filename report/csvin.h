@@ -30,6 +30,10 @@ struct csv_file {
 
 int map_file(int dirfd, const char *name, const char **data, size_t *len);
 void unmap_file(const char *data, size_t len);
+bool mapped_file_cut(const char *data);
+#define CUT_REST_IGNORED "the rest of it is ignored"
+void warn_cut(struct workflow *wf, const struct task *t, const char *name,
+	      size_t line, const char *instead);
 void drop_read_pages(const char *data, size_t *dropped, size_t pos);
 
 int csv_open(struct csv_file *cf, int dirfd, const char *const *want,

@@ -5,10 +5,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "csvin.h"
 #include "util.h"
 
 /* Input bytes escaped per write(2): bounds the memory a big report takes. */
@@ -126,6 +125,10 @@ static int write_json_escaped(int fd, const char *json, size_t len)
 		/* Six bytes per input byte at most: the bound is never hit. */
 		err = out.truncated ? -ENOMEM : write_all(fd, out.buf, out.len);
 	}
+	/* A mapped report.json cut shorter meanwhile read as zeros: the
+	 * page would be broken, so none is written. */
+	if (!err && mapped_file_cut(json))
+		err = -EIO;
 	sb_release(&out);
 	return err;
 }
@@ -200,31 +203,13 @@ out:
 
 int report_write_html_from(int dirfd, const char *json_name, const char *name)
 {
-	int fd = openat(dirfd, json_name,
-			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	struct stat st;
-	void *map;
-	int err;
+	const char *json;
+	size_t len;
+	int err = map_file(dirfd, json_name, &json, &len);
 
-	if (fd < 0)
-		return -errno;
-	err = fstat(fd, &st) < 0 ? -errno : 0;
-	if (!err && !S_ISREG(st.st_mode))
-		err = -EINVAL;
-	if (err) {
-		close(fd);
-		return err;
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return report_write_html(dirfd, name, "", 0);
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	err = map == MAP_FAILED ? -errno : 0;
-	close(fd);
 	if (err)
 		return err;
-	err = report_write_html(dirfd, name, map, (size_t)st.st_size);
-	munmap(map, (size_t)st.st_size);
+	err = report_write_html(dirfd, name, json ? json : "", len);
+	unmap_file(json, len);
 	return err;
 }

@@ -339,6 +339,13 @@ static void load_summary(struct workflow *wf, struct task *t, int dirfd)
 		return;
 	}
 	root = cJSON_ParseWithLengthOpts(data, len, &end, false);
+	if (mapped_file_cut(data)) {
+		warn_cut(wf, t, "summary.json", 0,
+			 "task times and totals taken from procs.csv");
+		cJSON_Delete(root);
+		unmap_file(data, len);
+		return;
+	}
 	if (!cJSON_IsObject(root)) {
 		size_t off = end && end >= data && end <= data + len ?
 				     (size_t)(end - data) :

@@ -314,6 +314,11 @@ void research_scan(struct workflow *wf, struct task *t, int dirfd,
 		size_t end = nl ? (size_t)(nl - data) : len;
 
 		rf.lineno++;
+		if (mapped_file_cut(data)) {
+			prob->truncated = true;
+			warn_cut(wf, t, name, rf.lineno, CUT_REST_IGNORED);
+			break;
+		}
 		if (!nl) {
 			/* The tool was stopped mid-write. */
 			prob->truncated = true;

@@ -421,6 +421,45 @@ def test_truncated_io_csv(tmp_path):
     assert rep["warnings"]["count"] == 1
 
 
+@pytest.mark.parametrize("name", ["io.csv", "summary.json"])
+def test_a_trace_file_cut_shorter_while_read_is_read_up_to_the_cut(
+        tmp_path, name):
+    """A trace file cut shorter while the report has it mapped (or a
+    shared file system failing the read of a page) raised SIGBUS and the
+    report died with every task (found: exit 135).  cutmap truncates the
+    file the moment the report has mapped it: the report reads it up to
+    the cut (io.csv: every whole line before it), says so once, and goes
+    on; at a page boundary, so that summary.json's parser reaches the
+    page past the end instead of stopping at a zero byte."""
+    traces = one_trace(tmp_path, script=f"dd if=/dev/zero of={tmp_path}/f "
+                                        "bs=1 count=30000")
+    path = traces / "t" / name
+    cut = 200000 if name == "io.csv" else 2 * os.sysconf("SC_PAGE_SIZE")
+    whole_lines = path.read_bytes()[:cut].count(b"\n")
+    out = tmp_path / "out"
+    proc = subprocess.run([str(HELPERS / "cutmap"), str(path), str(cut),
+                           str(IOWRAP), "report", "-o", str(out),
+                           str(traces)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if "cut shorter" in line]
+    where = f":{whole_lines + 1}" if name == "io.csv" else ""
+    instead = ("the rest of it is ignored" if name == "io.csv" else
+               "task times and totals taken from procs.csv")
+    assert said == [f"iowrap: report: {path}{where}: the file was cut "
+                    "shorter, or could not be read, while the report read "
+                    f"it; {instead}"]
+    rep = json.loads((out / "report.json").read_text())
+    task = rep["tasks"][0]
+    if name == "io.csv":
+        assert task["problems"]["io_csv"] == {
+            "missing": False, "rows": whole_lines - 1, "rows_skipped": 0,
+            "truncated": True}
+    else:
+        assert task["summary_read"] is False and task["complete"] is False
+        assert task["file_write_bytes"] == 30000
+
+
 def test_bad_rows_are_skipped_with_file_and_line(tmp_path):
     traces = one_trace(tmp_path)
     io_csv = traces / "t" / "io.csv"
