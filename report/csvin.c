@@ -29,6 +29,8 @@ int map_file(int dirfd, const char *name, const char **data, size_t *len)
 	*len = 0;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP; /* as O_NOFOLLOW says it */
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	fd = openat(dirfd, name,
@@ -128,6 +130,7 @@ int csv_open(struct csv_file *cf, int dirfd, const char *const *want,
 	if (csv_next(&cf->r, &cf->rec) != CSV_RECORD) {
 		workflow_warn(cf->wf, "%s/%s:1: no header line; file ignored",
 			      cf->t->dir, cf->name);
+		csv_close(cf);
 		return -1;
 	}
 	cf->nheader = cf->rec.nfields;
@@ -141,6 +144,7 @@ int csv_open(struct csv_file *cf, int dirfd, const char *const *want,
 				cf->wf,
 				"%s/%s:1: no column \"%s\" (not an iowrap trace of this version?); file ignored",
 				cf->t->dir, cf->name, want[w]);
+			csv_close(cf);
 			return -1;
 		}
 	}

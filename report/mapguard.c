@@ -25,13 +25,21 @@ static bool handler_installed;
 /*
  * Async-signal-safe: it touches only the table and makes one mmap.  A
  * fault outside every guarded mapping (a bug, not a cut file) gets the
- * default action back and faults again, so it still dies with SIGBUS.
+ * default action back and faults again, so it still dies with SIGBUS; a
+ * SIGBUS sent by kill or sigqueue (si_code <= 0: si_addr means nothing)
+ * is raised again with the default action, so it still ends the report
+ * as before.
  */
 static void on_sigbus(int sig, siginfo_t *si, void *uctx)
 {
 	uintptr_t addr = (uintptr_t)si->si_addr;
 
 	(void)uctx;
+	if (si->si_code <= 0) {
+		signal(sig, SIG_DFL);
+		raise(sig); /* blocked in here: delivered on return */
+		return;
+	}
 	for (size_t i = 0; i < GUARDS_MAX; i++) {
 		struct map_guard *g = &guards[i];
 		uintptr_t from = addr & ~(page_size - 1);

@@ -466,6 +466,47 @@ def test_a_trace_file_cut_shorter_while_read_is_read_up_to_the_cut(
         assert task["file_write_bytes"] == 30000
 
 
+def test_a_sigbus_sent_to_the_report_still_ends_it(tmp_path):
+    """The report's SIGBUS handler takes only faults in its mappings: a
+    SIGBUS sent with kill() (cutmap sends it the moment io.csv is mapped)
+    ends the report with that signal, as before the handler (found: the
+    report went on and exited 0)."""
+    traces = one_trace(tmp_path)
+    proc = subprocess.run([str(HELPERS / "cutmap"),
+                           str(traces / "t" / "io.csv"), "sigbus",
+                           str(IOWRAP), "report", "-o", str(tmp_path / "out"),
+                           str(traces)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 128 + 7, proc.stderr
+
+
+def test_trace_files_without_a_header_leave_the_others_readable(tmp_path):
+    """export --format chrome kept each io.csv with no header mapped: with
+    a guard slot per mapping (16), the 17th and later trace files could
+    not be read (found: a good trace after 18 bad ones lost all its
+    events, "No file descriptors available")."""
+    traces = one_trace(tmp_path)
+    scan = tmp_path / "scan"
+    for i in range(18):
+        shutil.copytree(traces / "t", scan / f"a{i:02}")
+        (scan / f"a{i:02}" / "io.csv").write_text("not,a,header")
+    shutil.copytree(traces / "t", scan / "z")
+
+    def chrome(d):
+        proc = subprocess.run([str(IOWRAP), "export", "--format", "chrome",
+                               str(d)], capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stderr, json.loads(proc.stdout)["traceEvents"]
+    alone = chrome(traces / "t")[1]
+    stderr, events = chrome(scan)
+    assert "cannot read" not in stderr
+    z = [e["pid"] for e in events if e["name"] == "process_name"
+         and e["args"]["name"] == "z"]
+    assert len(z) == 1
+    assert len([e for e in events if e["pid"] == z[0]]) == len(alone) > 4
+
+
 def test_bad_rows_are_skipped_with_file_and_line(tmp_path):
     traces = one_trace(tmp_path)
     io_csv = traces / "t" / "io.csv"

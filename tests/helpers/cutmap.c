@@ -4,15 +4,18 @@
  * mapped FILE (an mmap of a descriptor open on FILE returned), truncates
  * FILE to SIZE bytes and lets it go on: what a trace file cut shorter
  * while `iowrap report` reads it does, at a known point instead of by a
- * race.  COMMAND is followed with ptrace until then (one process, not its
- * children).  Exits with COMMAND's status, or 128 + the signal that
- * killed it; 125 if FILE was never mapped, 126 on an error of its own.
+ * race.  SIZE "sigbus" sends COMMAND a SIGBUS with kill() there instead.
+ * COMMAND is followed with ptrace until then (one process, not its
+ * children; the signals it gets meanwhile are passed on).  Exits with
+ * COMMAND's status, or 128 + the signal that killed it; 125 if FILE was
+ * never mapped (said on stderr), 126 on an error of its own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -52,14 +55,23 @@ static int wait_for_mapping(pid_t pid, const struct stat *file, int *status)
 {
 	struct __ptrace_syscall_info info;
 	unsigned long long nr = 0, fd = 0;
+	long sig = 0;
 
 	for (;;) {
-		if (ptrace(PTRACE_SYSCALL, pid, 0, 0) < 0)
+		if (ptrace(PTRACE_SYSCALL, pid, 0, sig) < 0)
 			die("cutmap: PTRACE_SYSCALL");
+		sig = 0;
 		if (waitpid(pid, status, 0) < 0)
 			die("cutmap: waitpid");
 		if (WIFEXITED(*status) || WIFSIGNALED(*status))
 			return 0;
+		if (WSTOPSIG(*status) != (SIGTRAP | 0x80)) {
+			/* A signal for COMMAND is passed on; exec's event
+			 * stop (status >> 16 set) is not a signal. */
+			if (*status >> 16 == 0)
+				sig = WSTOPSIG(*status);
+			continue;
+		}
 		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, (void *)sizeof(info),
 			   &info) < 0)
 			die("cutmap: PTRACE_GET_SYSCALL_INFO");
@@ -100,12 +112,20 @@ int main(int argc, char **argv)
 	if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status))
 		die("cutmap: waitpid");
 	if (ptrace(PTRACE_SETOPTIONS, pid, 0,
-		   PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL) < 0)
+		   PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC |
+			   PTRACE_O_EXITKILL) < 0)
 		die("cutmap: PTRACE_SETOPTIONS");
-	if (!wait_for_mapping(pid, &file, &status))
+	if (!wait_for_mapping(pid, &file, &status)) {
+		fprintf(stderr, "cutmap: %s was never mapped (status %d)\n",
+			argv[1], exit_status(status));
 		return 125;
-	if (truncate(argv[1], size) < 0)
+	}
+	if (strcmp(argv[2], "sigbus") == 0) {
+		if (kill(pid, SIGBUS) < 0)
+			die("cutmap: kill");
+	} else if (truncate(argv[1], size) < 0) {
 		die("cutmap: truncate");
+	}
 	if (ptrace(PTRACE_DETACH, pid, 0, 0) < 0)
 		die("cutmap: PTRACE_DETACH");
 	if (waitpid(pid, &status, 0) < 0)
