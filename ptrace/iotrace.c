@@ -499,11 +499,12 @@ static bool is_fuse_device(const struct stat *st)
 
 /* Fills an ofd's type, inode and traced flag from the open fd itself,
  * pid's (a thread whose /proc entry shows it); viewer, a thread that sees
- * the files in view, is where a new file's mount is looked up.  Returns
- * the file's type and mode, 0 where the kernel could not say. */
-static mode_t describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
-			   pid_t pid, int fd, struct ofd *o,
-			   bool named_by_kernel)
+ * the files in view, is where a new file's mount is looked up.  *out is
+ * the file's stat(2) (its type, links, device and inode); -1 where the
+ * kernel could not say. */
+static int describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
+			pid_t pid, int fd, struct ofd *o, bool named_by_kernel,
+			struct stat *out)
 {
 	struct stat_extra ex;
 	struct stat st;
@@ -511,7 +512,7 @@ static mode_t describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 	o->path_gen = io->dir_renames;
 	o->path_view = file_view_serial(&io->files, view);
 	if (fd_stat(io, pid, fd, &st, &ex) < 0)
-		return 0;
+		return -1;
 	if (is_fuse_device(&st))
 		io->serves_fuse = true;
 	if ((named_by_kernel || excluded(io, o->path)) &&
@@ -530,7 +531,8 @@ static mode_t describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 		o->offset = S_ISDIR(st.st_mode) ? 0 : -1;
 	o->traced = o->path[0] == '/' && !excluded(io, o->path) &&
 		    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
-	return st.st_mode;
+	*out = st;
+	return 0;
 }
 
 static bool is_unlinked_name(const char *name)
@@ -542,23 +544,44 @@ static bool is_unlinked_name(const char *name)
 	       strcmp(name + n - (sizeof(deleted) - 1), deleted) == 0;
 }
 
+static int path_stat(struct iotrace *io, const struct tracee *t,
+		     const char *path, bool follow, struct stat *st,
+		     struct stat_extra *extra);
+
+/* Whether the name is file st's own now (lstat of it, in t's view). */
+static bool names_the_file(struct iotrace *io, const struct tracee *t,
+			   const char *name, const struct stat *st)
+{
+	struct stat named;
+
+	return path_stat(io, t, name, false, &named, NULL) == 0 &&
+	       named.st_dev == st->st_dev && named.st_ino == st->st_ino;
+}
+
 /*
  * The kernel's name for the file a name led to, where that is another
  * name: a symbolic link was on the way (Nextflow stages a task's inputs
- * as links to the files earlier tasks wrote).  NULL where it is the name
- * itself, or the kernel has none to give (the file unlinked since, or out
- * of the process's view).
+ * as links to the files earlier tasks wrote).  st is the file's stat at
+ * the open (describe_ofd).  NULL where it is the name itself, or the
+ * kernel has none to give (the file unlinked since, or out of the
+ * process's view).  A file with no link left (st_nlink 0) has no name.
+ * One with links whose name ends in " (deleted)" may be named so, or
+ * its name was unlinked after the stat (or while another link stays):
+ * only a name that is still the file's is given.
  */
-static const char *name_reached(struct iotrace *io, uint32_t view, pid_t pid,
-				int fd, const char *opened, struct strbuf *sb)
+static const char *name_reached(struct iotrace *io, const struct tracee *t,
+				uint32_t view, pid_t pid, int fd,
+				const char *opened, const struct stat *st,
+				struct strbuf *sb)
 {
 	const char *name;
 
-	if (read_fd_path(io, view, pid, fd, sb) < 0)
+	if (st->st_nlink == 0 || read_fd_path(io, view, pid, fd, sb) < 0)
 		return NULL;
 	name = sb_str(sb);
-	if (name[0] != '/' || strcmp(name, opened) == 0 ||
-	    is_unlinked_name(name))
+	if (name[0] != '/' || strcmp(name, opened) == 0)
+		return NULL;
+	if (is_unlinked_name(name) && !names_the_file(io, t, name, st))
 		return NULL;
 	return name;
 }
@@ -704,6 +727,7 @@ static struct ofd *ofd_from_proc(struct iotrace *io, const struct fd_owner *w,
 	uint32_t view = process_view(io, w->proc, w->view);
 	struct ofd *o, *known;
 	const char *line;
+	struct stat st;
 	bool cloexec;
 
 	sb_init(&sb, PATH_MAX);
@@ -723,7 +747,7 @@ static struct ofd *ofd_from_proc(struct iotrace *io, const struct fd_owner *w,
 		if (line)
 			o->flags = (uint32_t)strtoul(line + 6, NULL, 8);
 	}
-	describe_ofd(io, view, w->view, w->view, fd, o, false);
+	describe_ofd(io, view, w->view, w->view, fd, o, false, &st);
 	cloexec = (o->flags & O_CLOEXEC) != 0; /* this descriptor's */
 	known = known_description(io, w, fd, o->inode_id);
 	if (known) {
@@ -1251,8 +1275,10 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 	struct ofd *o = NULL;
 	struct op op = { .type = 'O', .result = ret, .flags = flags };
 	bool named_by_kernel = in_root || (flags & O_TMPFILE) == O_TMPFILE;
+	struct stat st;
 	uint32_t view;
-	mode_t mode;
+	pid_t fds_pid;
+	int known;
 
 	sb_init(&path, TRACE_PATH_MAX);
 	if (!path_arg(io, t, dirfd, path_addr, &path)) {
@@ -1266,17 +1292,19 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		o->flags = flags;
 		o->offset = 0;
 		view = process_view(io, t->proc, t->tid);
+		fds_pid = fd_view(t);
 		/* An O_TMPFILE file has no name in the directory it was
 		 * made in: the kernel's, "DIR/#INO (deleted)", says so. */
-		mode = describe_ofd(io, view, t->tid, fd_view(t), (int)ret, o,
-				    named_by_kernel);
+		known = describe_ofd(io, view, t->tid, fds_pid, (int)ret, o,
+				     named_by_kernel, &st);
 		install_fd(t, (int)ret, o, (flags & O_CLOEXEC) != 0);
 		op.ofd = o;
 		op.path = o->path;
 		sb_init(&reached, PATH_MAX);
-		if (o->traced && S_ISREG(mode) && !named_by_kernel)
-			op.path2 = name_reached(io, view, fd_view(t), (int)ret,
-						o->path, &reached);
+		if (known == 0 && o->traced && S_ISREG(st.st_mode) &&
+		    !named_by_kernel)
+			op.path2 = name_reached(io, t, view, fds_pid, (int)ret,
+						o->path, &st, &reached);
 		if (o->traced)
 			emit(io, t, &op);
 		sb_release(&reached);

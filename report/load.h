@@ -51,12 +51,11 @@ struct io_row {
 	const char *const *raw; /* the 15 trimmed fields; NULL: io.csv */
 };
 
-/* Notes the rename or link r (path -> path2; swapped: path2 -> path, an
- * exchange's other half), the task's latest row, for the cross-task
- * analysis; i: the task's record of the file moved, or (size_t)-1.
- * Returns the move noted. */
+/* Notes the rename or link r (path -> path2), the task's latest row, for
+ * the cross-task analysis; i: the task's record of the file moved, or
+ * (size_t)-1.  Returns the move noted. */
 struct name_move *task_add_move(struct task *t, const struct io_row *r,
-				bool swapped, size_t i);
+				size_t i);
 
 typedef void (*io_row_fn)(void *ctx, const struct io_row *r);
 /* Calls fn for every well-formed row of the task's io.csv, in file order;

@@ -211,6 +211,21 @@ static bool first_open(const struct tfile *f)
 	       f->renamed_us < 0 && f->unlink_us < 0;
 }
 
+/* Row r with the names from -> to: a move r made of other names (an
+ * exchange's other half, a name below a renamed directory). */
+static struct io_row io_row_moving(const struct io_row *r, const char *from,
+				   size_t from_len, const char *to,
+				   size_t to_len)
+{
+	struct io_row moved = *r;
+
+	moved.path = from;
+	moved.path_len = from_len;
+	moved.path2 = to;
+	moved.path2_len = to_len;
+	return moved;
+}
+
 /*
  * renameat2 with RENAME_EXCHANGE: the two names swap files.  A record
  * takes the other name if the one it had was its path, or its only one.
@@ -219,6 +234,8 @@ static void exchange(struct task *t, const struct io_row *r)
 {
 	size_t i = named_file(t, r);
 	size_t j = task_file_by_path(t, r->path2, r->path2_len);
+	struct io_row other_half =
+		io_row_moving(r, r->path2, r->path2_len, r->path, r->path_len);
 	bool move_i, move_j;
 
 	if (i == j)
@@ -237,8 +254,8 @@ static void exchange(struct task *t, const struct io_row *r)
 		task_file_rename(t, j, r->path, r->path_len);
 		t->file[j].renamed_us = r->end;
 	}
-	task_add_move(t, r, false, i);
-	task_add_move(t, r, true, j);
+	task_add_move(t, r, i);
+	task_add_move(t, &other_half, j);
 }
 
 struct below_ctx {
@@ -254,7 +271,8 @@ static void rename_record(void *ctx, size_t i)
 	struct task *t = c->t;
 	const struct io_row *r = c->r;
 	struct tfile *f = &t->file[i];
-	struct io_row below = *r;
+	struct io_row below;
+	size_t to_len;
 	char *to;
 
 	if (!name_below(f->path, f->path_len, r->path, r->path_len) ||
@@ -264,16 +282,14 @@ static void rename_record(void *ctx, size_t i)
 	if (t->moved_below > TASK_MOVED_BELOW_MAX ||
 	    ++t->moved_below > TASK_MOVED_BELOW_MAX)
 		return;
-	below.path = f->path;
-	below.path_len = f->path_len;
-	below.path2_len = r->path2_len + f->path_len - r->path_len;
+	to_len = r->path2_len + f->path_len - r->path_len;
 	to = xjoin(r->path2, r->path2_len, f->path + r->path_len,
 		   f->path_len - r->path_len);
-	below.path2 = to;
-	if (moves_with_dir(to, below.path2_len)) {
-		task_add_move(t, &below, false, i)->below = true;
+	below = io_row_moving(r, f->path, f->path_len, to, to_len);
+	if (moves_with_dir(to, to_len)) {
+		task_add_move(t, &below, i)->below = true;
 		task_file_unname(t, i, f->path, f->path_len);
-		task_file_rename(t, i, to, below.path2_len);
+		task_file_rename(t, i, to, to_len);
 		f->renamed_us = r->end;
 	}
 	free(to);
@@ -322,7 +338,7 @@ static void name_op(struct task *t, const struct io_row *r)
 		} else {
 			task_file_named(t, i, r->path2, r->path2_len);
 		}
-		task_add_move(t, r, false, i);
+		task_add_move(t, r, i);
 		rename_below(t, r);
 	}
 }
@@ -343,12 +359,12 @@ static void link_op(struct task *t, const struct io_row *r, size_t i)
 		task_file_unname(t, i, t->file[i].path, t->file[i].path_len);
 		task_file_rename(t, i, r->path2, r->path2_len);
 		t->file[i].renamed_us = r->end;
-		task_add_move(t, r, false, i)->carries = true;
+		task_add_move(t, r, i)->carries = true;
 		return;
 	}
 	if (i != HMAP_NONE)
 		task_file_named(t, i, r->path2, r->path2_len);
-	task_add_move(t, r, false, i);
+	task_add_move(t, r, i);
 }
 
 static void add_io_row(void *ctx, const struct io_row *r)

@@ -77,22 +77,43 @@ static void index_by_name(struct analysis *an)
 	free(from);
 }
 
-/* The names below renamed directories move with them (moves_below.c):
- * their moves join the others, in order. */
+static struct move below_as_move(const struct below_move *b)
+{
+	return (struct move){ .nm = &b->nm, .task = b->task, .src = NO_INDEX };
+}
+
+/*
+ * The names below renamed directories move with them (moves_below.c):
+ * their moves join the others, in order.  moves_below makes them walking
+ * an->move in order, each at its directory's move's time, task and row:
+ * already sorted, so they are merged in, after the moves of their row
+ * (a row touches a name once, so its moves' order among themselves
+ * changes no lookup).
+ */
 static void add_below_moves(struct workflow *wf, struct analysis *an)
 {
+	struct move *merged;
+	size_t k = 0, b = 0, n = 0;
+
 	moves_below(wf, an);
 	if (!an->nbelow)
 		return;
-	an->move = xrealloc(an->move,
-			    (an->nmoves + an->nbelow) * sizeof(*an->move));
-	for (size_t b = 0; b < an->nbelow; b++)
-		an->move[an->nmoves++] = (struct move){
-			.nm = &an->below[b].nm,
-			.task = an->below[b].task,
-			.src = NO_INDEX,
-		};
-	sort_array(an->move, an->nmoves, sizeof(*an->move), cmp_move);
+	merged = xcalloc(an->nmoves + an->nbelow, sizeof(*merged));
+	while (b < an->nbelow) {
+		struct move next = below_as_move(&an->below[b]);
+
+		if (k < an->nmoves && cmp_move(&an->move[k], &next) <= 0) {
+			merged[n++] = an->move[k++];
+		} else {
+			merged[n++] = next;
+			b++;
+		}
+	}
+	while (k < an->nmoves)
+		merged[n++] = an->move[k++];
+	free(an->move);
+	an->move = merged;
+	an->nmoves = n;
 }
 
 /* Counting sort of the task's moves by the record they moved: a

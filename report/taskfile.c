@@ -121,12 +121,10 @@ void task_file_unname(struct task *t, size_t i, const char *path, size_t len)
 }
 
 struct name_move *task_add_move(struct task *t, const struct io_row *r,
-				bool swapped, size_t i)
+				size_t i)
 {
-	const char *from = swapped ? r->path2 : r->path;
-	const char *to = swapped ? r->path : r->path2;
-	size_t from_len = swapped ? r->path2_len : r->path_len;
-	size_t to_len = swapped ? r->path_len : r->path2_len;
+	const char *from = r->path, *to = r->path2;
+	size_t from_len = r->path_len, to_len = r->path2_len;
 	struct name_move *m;
 
 	t->move = xgrow(t->move, &t->moves_alloc, t->nmoves, sizeof(*t->move));

@@ -124,35 +124,41 @@ static int cmp_version(const void *a, const void *b)
  * the same name again and again has a record, and a version, per round:
  * the rename carries that round's (move_sources), so each must keep its
  * own (when all pointed at the task's last, each rename looked its
- * source up by name instead: a time cubic in the rounds).
+ * source up by name instead: a time cubic in the rounds).  latest, by
+ * task, is NO_INDEX on entry and on return: one pass over the versions
+ * in order leaves each task's last in it (a scan of them per record was
+ * refs x versions).
  */
 static void link_versions(struct workflow *wf, struct analysis *an,
-			  const struct gfile *gf)
+			  const struct gfile *gf, size_t *latest)
 {
 	size_t end = gf->vfirst + gf->nversions;
 
-	for (size_t v = gf->vfirst; v < end; v++)
+	for (size_t v = gf->vfirst; v < end; v++) {
 		wf->task[an->vertex[v].task]
 			.file[an->vertex[v].tfile]
 			.wcp_vertex = v;
+		latest[an->vertex[v].task] = v;
+	}
 	for (size_t r = 0; r < gf->nrefs; r++) {
 		struct tfile *f =
 			&wf->task[gf->ref[r].task].file[gf->ref[r].file];
 
-		if (wrote(f))
-			continue;
-		for (size_t v = end; v-- > gf->vfirst;)
-			if (an->vertex[v].task == gf->ref[r].task) {
-				f->wcp_vertex = v;
-				break;
-			}
+		if (!wrote(f) && latest[gf->ref[r].task] != NO_INDEX)
+			f->wcp_vertex = latest[gf->ref[r].task];
 	}
+	for (size_t v = gf->vfirst; v < end; v++)
+		latest[an->vertex[v].task] = NO_INDEX;
 }
 
 /* Every task's written version of every data file, grouped by file and
  * ordered by first write. */
 static void add_versions(struct workflow *wf, struct analysis *an)
 {
+	size_t *latest = xcalloc(wf->ntasks + 1, sizeof(*latest));
+
+	for (size_t t = 0; t < wf->ntasks; t++)
+		latest[t] = NO_INDEX;
 	for (size_t g = 0; g < an->nfiles; g++) {
 		struct gfile *gf = &an->file[g];
 
@@ -170,8 +176,9 @@ static void add_versions(struct workflow *wf, struct analysis *an)
 		gf->nversions = an->nvertices - gf->vfirst;
 		sort_array(an->vertex + gf->vfirst, gf->nversions,
 			   sizeof(*an->vertex), cmp_version);
-		link_versions(wf, an, gf);
+		link_versions(wf, an, gf, latest);
 	}
+	free(latest);
 }
 
 /* a was opened before b; a known time comes before an unknown one. */

@@ -174,6 +174,22 @@ def test_an_open_through_a_symlink_names_the_file_reached(workdir, tmp_path):
         (str(workdir / "dangling"), new), (str(workdir / "dirlink"), "")]
 
 
+def test_a_file_named_as_deleted_reached_through_a_symlink(workdir,
+                                                           tmp_path):
+    """The kernel ends the name of an unlinked file with " (deleted)"; a
+    file with links whose own name ends so is named in path2 all the same
+    (its link count, not its name, says whether it is unlinked)."""
+    (workdir / "real").mkdir()
+    (workdir / "real" / "x (deleted)").write_text("x")
+    os.symlink("real/x (deleted)", workdir / "lnk")
+    t = run_python("files", "import os; os.close(os.open('lnk', 0))",
+                   tmp_path, workdir)
+    assert t.returncode == 0, t.stderr
+    assert [r["path2"] for r in io_rows(t) if r["type"] == "O" and
+            r["path"] == str(workdir / "lnk")] == [
+        str(workdir / "real" / "x (deleted)")]
+
+
 def test_files_level_has_no_reads(workdir, tmp_path):
     t = run_iowrap(["--level", "files", "--", "cat", "src.bin"],
                    outdir=tmp_path / "t", cwd=workdir,
