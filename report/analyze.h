@@ -108,6 +108,13 @@ struct analysis {
 	size_t nnames;
 	size_t *name_vfirst, *name_version; /* name k's versions renamed by
 					     * their writers, as above */
+	struct hmap reached; /* the kernel's name of a file written
+			      * through a symbolic link -> index */
+	size_t *reached_vfirst, *reached_version; /* name k's versions
+						   * written through links:
+						   * reached_version[
+						   * reached_vfirst[k] ..
+						   * reached_vfirst[k + 1]] */
 	size_t *path; /* WCP edge ids, start to end */
 	size_t npath;
 	int64_t t0_us, t1_us; /* first task start, last task end */

@@ -268,6 +268,9 @@ void moves_release(struct analysis *an)
 	free(an->name_move);
 	free(an->name_vfirst);
 	free(an->name_version);
+	free(an->reached_vfirst);
+	free(an->reached_version);
+	hmap_release(&an->reached);
 	for (size_t b = 0; b < an->nbelow; b++) {
 		free(an->below[b].nm.from);
 		free(an->below[b].nm.to);
