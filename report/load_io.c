@@ -223,6 +223,9 @@ static void exchange(struct task *t, const struct io_row *r)
 
 	if (i == j)
 		return;
+	/* Whatever they were, not known to be the task's links now. */
+	hmap_put(&t->symlinks, r->path, r->path_len, HMAP_NONE);
+	hmap_put(&t->symlinks, r->path2, r->path2_len, HMAP_NONE);
 	move_i = t->file[i].names == 1 ||
 		 is_path(&t->file[i], r->path, r->path_len);
 	move_j = t->file[j].names == 1 ||
@@ -244,6 +247,7 @@ static void exchange(struct task *t, const struct io_row *r)
 struct below_ctx {
 	struct task *t;
 	const struct io_row *r;
+	bool link; /* the directory renamed is a symbolic link */
 };
 
 /* Record i, filed below the renamed directory, takes its new name there
@@ -271,7 +275,10 @@ static void rename_record(void *ctx, size_t i)
 		   f->path_len - r->path_len);
 	below.path2 = to;
 	if (moves_with_dir(to, below.path2_len)) {
-		task_add_move(t, &below, false, i)->below = true;
+		struct name_move *m = task_add_move(t, &below, false, i);
+
+		m->below = true;
+		m->link = c->link;
 		task_file_unname(t, i, f->path, f->path_len);
 		task_file_rename(t, i, to, below.path2_len);
 		f->renamed_us = r->end;
@@ -286,13 +293,26 @@ static void rename_record(void *ctx, size_t i)
  * operations find it).  io.csv does not say whether a directory was
  * renamed; a file has no names below it.
  */
-static void rename_below(struct task *t, const struct io_row *r)
+static void rename_below(struct task *t, const struct io_row *r, bool link)
 {
-	struct below_ctx c = { t, r };
+	struct below_ctx c = { t, r, link };
 
 	if (!name_below(r->path2, r->path2_len, r->path, r->path_len))
 		dirtree_walk(&t->dirs, r->path, r->path_len, true,
 			     rename_record, &c);
+}
+
+/* Whether the task made the name a symbolic link (an H row of flags
+ * IO_SYMLINK) and it is one still; then as the N or U row r leaves it. */
+static bool was_symlink(struct task *t, const struct io_row *r)
+{
+	bool link = hmap_get(&t->symlinks, r->path, r->path_len) != HMAP_NONE;
+
+	hmap_put(&t->symlinks, r->path, r->path_len, HMAP_NONE);
+	if (r->type == 'N')
+		hmap_put(&t->symlinks, r->path2, r->path2_len,
+			 link ? 1 : HMAP_NONE);
+	return link;
 }
 
 /*
@@ -304,11 +324,13 @@ static void name_op(struct task *t, const struct io_row *r)
 {
 	size_t i;
 	struct tfile *f;
+	bool link;
 
 	if (r->result != 0 || !r->path_len)
 		return;
 	if (r->type == 'N' && (r->flags & RENAME_EXCHANGE) && r->path2_len)
 		return exchange(t, r);
+	link = was_symlink(t, r);
 	i = named_file(t, r);
 	f = &t->file[i];
 	task_file_unname(t, i, r->path, r->path_len);
@@ -322,8 +344,8 @@ static void name_op(struct task *t, const struct io_row *r)
 		} else {
 			task_file_named(t, i, r->path2, r->path2_len);
 		}
-		task_add_move(t, r, false, i);
-		rename_below(t, r);
+		task_add_move(t, r, false, i)->link = link;
+		rename_below(t, r, link);
 	}
 }
 
@@ -367,6 +389,8 @@ static void add_io_row(void *ctx, const struct io_row *r)
 		if (!(r->flags & IO_SYMLINK))
 			link_op(t, r,
 				hmap_get(&t->by_path, r->path, r->path_len));
+		else if (r->result == 0 && r->path2_len)
+			hmap_put(&t->symlinks, r->path2, r->path2_len, 1);
 		return;
 	}
 	if (!r->inode)

@@ -77,6 +77,24 @@ static void index_by_name(struct analysis *an)
 	free(from);
 }
 
+/* When a move that was no symbolic link's rename first filled or vacated
+ * each name; INT64_MAX: none did. */
+static void index_file_moves(struct analysis *an)
+{
+	an->name_moved_us = xcalloc(an->nnames + 1, sizeof(int64_t));
+	for (size_t d = 0; d < an->nnames; d++) {
+		size_t k = an->name_first[d];
+
+		while (k < an->name_first[d + 1] &&
+		       an->move[an->name_move[k]].nm->link)
+			k++;
+		an->name_moved_us[d] =
+			k < an->name_first[d + 1] ?
+				an->move[an->name_move[k]].nm->time_us :
+				INT64_MAX;
+	}
+}
+
 /* The names below renamed directories move with them (moves_below.c):
  * their moves join the others, in order. */
 static void add_below_moves(struct workflow *wf, struct analysis *an)
@@ -143,6 +161,7 @@ void moves_collect(struct workflow *wf, struct analysis *an)
 				an->move[k - 1].group :
 				k;
 	index_by_name(an);
+	index_file_moves(an);
 }
 
 bool moves_name_moved_by(const struct analysis *an, const char *path,
@@ -150,8 +169,7 @@ bool moves_name_moved_by(const struct analysis *an, const char *path,
 {
 	size_t d = hmap_get(&an->names, path, len);
 
-	return d != HMAP_NONE && an->name_first[d] < an->name_first[d + 1] &&
-	       an->move[an->name_move[an->name_first[d]]].nm->time_us <= t;
+	return d != HMAP_NONE && an->name_moved_us[d] <= t;
 }
 
 /* The position in name d's moves of its first move from bound on or
@@ -266,6 +284,7 @@ void moves_release(struct analysis *an)
 	free(an->move);
 	free(an->name_first);
 	free(an->name_move);
+	free(an->name_moved_us);
 	free(an->name_vfirst);
 	free(an->name_version);
 	free(an->reached_vfirst);

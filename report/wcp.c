@@ -587,6 +587,20 @@ static void move_sources(struct workflow *wf, struct analysis *an)
 	}
 }
 
+/* Version v was written, by the name it has, through a symbolic link to
+ * another file than the one record f's open reached (the link was made
+ * anew between): if that file became f's by a rename, f's kernel's name
+ * finds it. */
+static bool reached_other(const struct workflow *wf, const struct vertex *v,
+			  const struct tfile *f)
+{
+	const struct tfile *w = &wf->task[v->task].file[v->tfile];
+
+	return w->reached && w->renamed_us < 0 &&
+	       !same_name(w->reached, w->reached_len, f->reached,
+			  f->reached_len);
+}
+
 /*
  * named_version of the name record f (NULL: none) was opened by, and if
  * its open went through a symbolic link and no move filled or vacated the
@@ -594,9 +608,11 @@ static void move_sources(struct workflow *wf, struct analysis *an)
  * Nextflow task's staged input, a link to an earlier task's output), from
  * the same times: the later of the two.  The kernel's name is where the
  * file was; the task's name may hold a stale version (a link made where a
- * file was: the unlink of another task does not end a name).  But a name
- * with moves has a history the kernel's name lacks: `mv $L/ext $L/out`
- * under a linked directory $L replaced what the kernel's name of out held.
+ * file was: the unlink of another task does not end a name), and holds
+ * none of the file's if it was written through the name when that led to
+ * another file (the link was made anew).  But a name with moves has a
+ * history the kernel's name lacks: `mv $L/ext $L/out` under a linked
+ * directory $L replaced what the kernel's name of out held.
  */
 static size_t version_by_names(const struct workflow *wf,
 			       const struct analysis *an, const struct tfile *f,
@@ -611,6 +627,8 @@ static size_t version_by_names(const struct workflow *wf,
 		return v;
 	k = named_version(wf, an, f->reached, f->reached_len, self, opened, t,
 			  an->nmoves);
+	if (v != NO_INDEX && reached_other(wf, &an->vertex[v], f))
+		v = NO_INDEX;
 	return later_version(an, v, k);
 }
 

@@ -1598,6 +1598,44 @@ def test_a_link_retargeted_after_a_write_keeps_the_written_file(tmp_path):
                                ("T4", "T5", "b", "out")}
 
 
+@pytest.mark.parametrize("retarget", [
+    "ln -sfn $PWD/real/b out", "rm out; ln -s $PWD/real/b out"])
+@pytest.mark.parametrize("target, edges", [
+    ("echo yy > real/b; ", {("T2", "T3", "out", 3)}), ("", set())])
+def test_a_read_through_a_retargeted_link_reads_its_new_target(
+        tmp_path, retarget, target, edges):
+    """T1 wrote real/a through out; T2 pointed out at real/b, by a new
+    link renamed onto it (`ln -sfn`: the rename moved a link, not a file)
+    or made after removing it: T3 reading through out reads what real/b
+    held, T2's version or an input (real/b from outside), not T1's
+    real/a."""
+    d = tmp_path / "data"
+    (d / "real").mkdir(parents=True)
+    (d / "real" / "b").write_text("ext\n")
+    traces = tmp_path / "traces"
+    run_tasks(traces, [
+        {"T1": f"cd {d}; ln -s $PWD/real/a out; echo x > out"},
+        {"T2": f"cd {d}; {target}{retarget}"},
+        {"T3": f"cd {d}; cat out > r3"}])
+    rep = report(traces, out=tmp_path / "out")[2]
+    assert flow_edges(rep) == edges
+    assert [Path(v["path"]).name for v in rep["wcp"]["vertices"]
+            if v["kind"] == "input"] == ([] if edges else ["out"])
+
+
+def test_a_name_below_a_renamed_link_is_read_where_it_leads(tmp_path):
+    """T2 made the link L to real, read real/f (T1's) through it and
+    renamed the link L2: the names below L moved to L2, but they lead to
+    the same files, so T3 reading L2/f reads T1's version."""
+    d, rep = staged_report(tmp_path, "mkdir real; echo x > real/f",
+                           "ln -s real L; cat L/f > r2; mv L L2",
+                           "cat L2/f > r3")
+    assert flow_edges(rep) == {("T1", "T2", "f", 2), ("T1", "T3", "f", 2)}
+    assert written_as(rep) == {("T1", "T2", "f", "f"),
+                               ("T1", "T3", "f", "f")}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
 def rewrite_csv(path, rows):
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
