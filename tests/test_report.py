@@ -1554,6 +1554,21 @@ def test_a_file_written_through_a_link_is_found_by_its_own_name(
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
 
+def test_a_file_written_through_a_link_removed_by_its_name_is_deleted(
+        tmp_path):
+    """T2 removed real/out, which T1 wrote through the link out: the
+    deletion is of T1's version (not of an input state)."""
+    d, rep = staged_report(tmp_path, f"{LINK_OUT}; echo x > out",
+                           "rm real/out")
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    assert [(vs[e["from"]]["kind"], Path(vs[e["from"]]["path"]).name,
+             names.get(vs[e["from"]]["task"]), vs[e["to"]]["path"],
+             names[e["task"]])
+            for e in rep["wcp"]["edges"] if e["mutation"] == "DELETE"] == [
+        ("written", "out", "T1", str(d / "real" / "out"), "T2")]
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
 def test_a_direct_write_after_one_through_a_link_is_read(tmp_path):
     """The later version wins either way: T2 wrote real/out through the
     link out after T1 wrote it by name, T3 read T2's; T4 rewrote it by
