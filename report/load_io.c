@@ -211,6 +211,19 @@ static bool first_open(const struct tfile *f)
 	       f->renamed_us < 0 && f->unlink_us < 0;
 }
 
+static bool is_symlink(const struct task *t, const char *name, size_t len)
+{
+	return hmap_get(&t->symlinks, name, len) != HMAP_NONE;
+}
+
+/* The name is no symbolic link the task made (any more); a name it never
+ * made one takes no slot. */
+static void forget_symlink(struct task *t, const char *name, size_t len)
+{
+	if (is_symlink(t, name, len))
+		hmap_put(&t->symlinks, name, len, HMAP_NONE);
+}
+
 /*
  * renameat2 with RENAME_EXCHANGE: the two names swap files.  A record
  * takes the other name if the one it had was its path, or its only one.
@@ -224,8 +237,8 @@ static void exchange(struct task *t, const struct io_row *r)
 	if (i == j)
 		return;
 	/* Whatever they were, not known to be the task's links now. */
-	hmap_put(&t->symlinks, r->path, r->path_len, HMAP_NONE);
-	hmap_put(&t->symlinks, r->path2, r->path2_len, HMAP_NONE);
+	forget_symlink(t, r->path, r->path_len);
+	forget_symlink(t, r->path2, r->path2_len);
 	move_i = t->file[i].names == 1 ||
 		 is_path(&t->file[i], r->path, r->path_len);
 	move_j = t->file[j].names == 1 ||
@@ -306,12 +319,15 @@ static void rename_below(struct task *t, const struct io_row *r, bool link)
  * IO_SYMLINK) and it is one still; then as the N or U row r leaves it. */
 static bool was_symlink(struct task *t, const struct io_row *r)
 {
-	bool link = hmap_get(&t->symlinks, r->path, r->path_len) != HMAP_NONE;
+	bool link = is_symlink(t, r->path, r->path_len);
 
-	hmap_put(&t->symlinks, r->path, r->path_len, HMAP_NONE);
-	if (r->type == 'N')
-		hmap_put(&t->symlinks, r->path2, r->path2_len,
-			 link ? 1 : HMAP_NONE);
+	forget_symlink(t, r->path, r->path_len);
+	if (r->type != 'N' || !r->path2_len)
+		return link;
+	if (link)
+		hmap_put(&t->symlinks, r->path2, r->path2_len, 1);
+	else
+		forget_symlink(t, r->path2, r->path2_len);
 	return link;
 }
 
