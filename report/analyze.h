@@ -106,8 +106,17 @@ struct analysis {
 					 * name_move[name_first[k] ..
 					 * name_first[k + 1]] */
 	size_t nnames;
+	int64_t *name_moved_us; /* name k's first move that was no symbolic
+				 * link's rename; INT64_MAX: none */
 	size_t *name_vfirst, *name_version; /* name k's versions renamed by
 					     * their writers, as above */
+	struct hmap reached; /* the kernel's name of a file written
+			      * through a symbolic link -> index */
+	size_t *reached_vfirst, *reached_version; /* name k's versions
+						   * written through links:
+						   * reached_version[
+						   * reached_vfirst[k] ..
+						   * reached_vfirst[k + 1]] */
 	size_t *path; /* WCP edge ids, start to end */
 	size_t npath;
 	int64_t t0_us, t1_us; /* first task start, last task end */
@@ -128,7 +137,9 @@ void moves_collect(struct workflow *wf, struct analysis *an);
  * none. */
 size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
 		     int64_t t, size_t bound, bool *into);
-/* Whether a move filled or vacated the name path by time t. */
+/* Whether a move filled or vacated the name path by time t, not counting
+ * renames of symbolic links the renaming task made: those moved no file,
+ * and what leads through the name is found by where it leads. */
 bool moves_name_moved_by(const struct analysis *an, const char *path,
 			 size_t len, int64_t t);
 /* Where the file the name path led to at *since is at time until: renames

@@ -544,6 +544,7 @@ static struct task *new_task(struct workflow *wf, const char *dir)
 	t->exit_code = t->exit_signal = -1;
 	hmap_init(&t->by_inode);
 	hmap_init(&t->by_path);
+	hmap_init(&t->symlinks);
 	dirtree_init(&t->dirs);
 	return t;
 }

@@ -226,6 +226,19 @@ static struct io_row io_row_moving(const struct io_row *r, const char *from,
 	return moved;
 }
 
+static bool is_symlink(const struct task *t, const char *name, size_t len)
+{
+	return hmap_get(&t->symlinks, name, len) != HMAP_NONE;
+}
+
+/* The name is no symbolic link the task made (any more); a name it never
+ * made one takes no slot. */
+static void forget_symlink(struct task *t, const char *name, size_t len)
+{
+	if (is_symlink(t, name, len))
+		hmap_put(&t->symlinks, name, len, HMAP_NONE);
+}
+
 /*
  * renameat2 with RENAME_EXCHANGE: the two names swap files.  A record
  * takes the other name if the one it had was its path, or its only one.
@@ -240,6 +253,9 @@ static void exchange(struct task *t, const struct io_row *r)
 
 	if (i == j)
 		return;
+	/* Whatever they were, not known to be the task's links now. */
+	forget_symlink(t, r->path, r->path_len);
+	forget_symlink(t, r->path2, r->path2_len);
 	move_i = t->file[i].names == 1 ||
 		 is_path(&t->file[i], r->path, r->path_len);
 	move_j = t->file[j].names == 1 ||
@@ -261,6 +277,7 @@ static void exchange(struct task *t, const struct io_row *r)
 struct below_ctx {
 	struct task *t;
 	const struct io_row *r;
+	bool link; /* the directory renamed is a symbolic link */
 };
 
 /* Record i, filed below the renamed directory, takes its new name there
@@ -287,7 +304,10 @@ static void rename_record(void *ctx, size_t i)
 		   f->path_len - r->path_len);
 	below = io_row_moving(r, f->path, f->path_len, to, to_len);
 	if (moves_with_dir(to, to_len)) {
-		task_add_move(t, &below, i)->below = true;
+		struct name_move *m = task_add_move(t, &below, i);
+
+		m->below = true;
+		m->link = c->link;
 		task_file_unname(t, i, f->path, f->path_len);
 		task_file_rename(t, i, to, to_len);
 		f->renamed_us = r->end;
@@ -302,13 +322,29 @@ static void rename_record(void *ctx, size_t i)
  * operations find it).  io.csv does not say whether a directory was
  * renamed; a file has no names below it.
  */
-static void rename_below(struct task *t, const struct io_row *r)
+static void rename_below(struct task *t, const struct io_row *r, bool link)
 {
-	struct below_ctx c = { t, r };
+	struct below_ctx c = { t, r, link };
 
 	if (!name_below(r->path2, r->path2_len, r->path, r->path_len))
 		dirtree_walk(&t->dirs, r->path, r->path_len, true,
 			     rename_record, &c);
+}
+
+/* Whether the task made the name a symbolic link (an H row of flags
+ * IO_SYMLINK) and it is one still; then as the N or U row r leaves it. */
+static bool was_symlink(struct task *t, const struct io_row *r)
+{
+	bool link = is_symlink(t, r->path, r->path_len);
+
+	forget_symlink(t, r->path, r->path_len);
+	if (r->type != 'N' || !r->path2_len)
+		return link;
+	if (link)
+		hmap_put(&t->symlinks, r->path2, r->path2_len, 1);
+	else
+		forget_symlink(t, r->path2, r->path2_len);
+	return link;
 }
 
 /*
@@ -320,11 +356,13 @@ static void name_op(struct task *t, const struct io_row *r)
 {
 	size_t i;
 	struct tfile *f;
+	bool link;
 
 	if (r->result != 0 || !r->path_len)
 		return;
 	if (r->type == 'N' && (r->flags & RENAME_EXCHANGE) && r->path2_len)
 		return exchange(t, r);
+	link = was_symlink(t, r);
 	i = named_file(t, r);
 	f = &t->file[i];
 	task_file_unname(t, i, r->path, r->path_len);
@@ -338,8 +376,8 @@ static void name_op(struct task *t, const struct io_row *r)
 		} else {
 			task_file_named(t, i, r->path2, r->path2_len);
 		}
-		task_add_move(t, r, i);
-		rename_below(t, r);
+		task_add_move(t, r, i)->link = link;
+		rename_below(t, r, link);
 	}
 }
 
@@ -383,6 +421,8 @@ static void add_io_row(void *ctx, const struct io_row *r)
 		if (!(r->flags & IO_SYMLINK))
 			link_op(t, r,
 				hmap_get(&t->by_path, r->path, r->path_len));
+		else if (r->result == 0 && r->path2_len)
+			hmap_put(&t->symlinks, r->path2, r->path2_len, 1);
 		return;
 	}
 	if (!r->inode)

@@ -82,6 +82,8 @@ struct name_move {
 		       * exchange's half, an O_TMPFILE file's first name */
 	bool swaps; /* an exchange's half: `from` holds what `to` held */
 	bool below; /* a name below a renamed directory, moved with it */
+	bool link; /* renamed a symbolic link the task made: no file moved,
+		    * what leads through `to` is found as it is reached */
 };
 
 /* An open's flags: O_TMPFILE's own bit (its O_DIRECTORY is per arch). */
@@ -138,6 +140,7 @@ struct task {
 	struct hmap by_inode, by_path;
 	struct dirtree dirs; /* records by their paths' directories */
 	size_t moved_below; /* records renamed with their directory */
+	struct hmap symlinks; /* names it made symbolic links, still so */
 	struct name_move *move; /* in io.csv order */
 	size_t nmoves, moves_alloc;
 	size_t *file_move, *file_move_first; /* record i's moves, in order:

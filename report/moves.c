@@ -77,6 +77,24 @@ static void index_by_name(struct analysis *an)
 	free(from);
 }
 
+/* When a move that was no symbolic link's rename first filled or vacated
+ * each name; INT64_MAX: none did. */
+static void index_file_moves(struct analysis *an)
+{
+	an->name_moved_us = xcalloc(an->nnames + 1, sizeof(int64_t));
+	for (size_t d = 0; d < an->nnames; d++) {
+		size_t k = an->name_first[d];
+
+		while (k < an->name_first[d + 1] &&
+		       an->move[an->name_move[k]].nm->link)
+			k++;
+		an->name_moved_us[d] =
+			k < an->name_first[d + 1] ?
+				an->move[an->name_move[k]].nm->time_us :
+				INT64_MAX;
+	}
+}
+
 static struct move below_as_move(const struct below_move *b)
 {
 	return (struct move){ .nm = &b->nm, .task = b->task, .src = NO_INDEX };
@@ -164,6 +182,7 @@ void moves_collect(struct workflow *wf, struct analysis *an)
 				an->move[k - 1].group :
 				k;
 	index_by_name(an);
+	index_file_moves(an);
 }
 
 bool moves_name_moved_by(const struct analysis *an, const char *path,
@@ -171,8 +190,7 @@ bool moves_name_moved_by(const struct analysis *an, const char *path,
 {
 	size_t d = hmap_get(&an->names, path, len);
 
-	return d != HMAP_NONE && an->name_first[d] < an->name_first[d + 1] &&
-	       an->move[an->name_move[an->name_first[d]]].nm->time_us <= t;
+	return d != HMAP_NONE && an->name_moved_us[d] <= t;
 }
 
 /* The position in name d's moves of its first move from bound on or
@@ -287,8 +305,12 @@ void moves_release(struct analysis *an)
 	free(an->move);
 	free(an->name_first);
 	free(an->name_move);
+	free(an->name_moved_us);
 	free(an->name_vfirst);
 	free(an->name_version);
+	free(an->reached_vfirst);
+	free(an->reached_version);
+	hmap_release(&an->reached);
 	for (size_t b = 0; b < an->nbelow; b++) {
 		free(an->below[b].nm.from);
 		free(an->below[b].nm.to);

@@ -75,7 +75,15 @@ static int cmp_use(const void *x, const void *y)
 	return a->time_us < b->time_us ? -1 : a->time_us > b->time_us;
 }
 
-/* Every record's first name, at its first open (or read or write). */
+static void add_use(struct below *b, int64_t at, const char *name, size_t len)
+{
+	b->use = xgrow(b->use, &b->uses_alloc, b->nuses, sizeof(*b->use));
+	b->use[b->nuses++] = (struct name_use){ at, name, len };
+}
+
+/* Every record's first name, at its first open (or read or write), and
+ * the kernel's name of the file an open through a symbolic link reached:
+ * a version written through the link is found by it too (wcp.c). */
 static void collect_uses(struct workflow *wf, struct below *b)
 {
 	for (size_t t = 0; t < wf->ntasks; t++) {
@@ -90,14 +98,12 @@ static void collect_uses(struct workflow *wf, struct below *b)
 				at = f->first_access_us;
 			if (at < 0 || !f->path_len)
 				continue;
-			b->use = xgrow(b->use, &b->uses_alloc, b->nuses,
-				       sizeof(*b->use));
-			b->use[b->nuses++] = (struct name_use){
-				at,
+			add_use(b, at,
 				f->access_path ? f->access_path : f->path,
 				f->access_path ? f->access_path_len :
-						 f->path_len,
-			};
+						 f->path_len);
+			if (f->reached)
+				add_use(b, at, f->reached, f->reached_len);
 		}
 	}
 	sort_array(b->use, b->nuses, sizeof(*b->use), cmp_use);

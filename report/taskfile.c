@@ -141,6 +141,7 @@ struct name_move *task_add_move(struct task *t, const struct io_row *r,
 	m->vacates = m->carries && !(r->flags & RENAME_EXCHANGE);
 	m->swaps = m->carries && !m->vacates;
 	m->below = false;
+	m->link = false;
 	m->tfile = i;
 	return m;
 }
@@ -188,6 +189,7 @@ static void task_release(struct task *t)
 	free(t->mount);
 	hmap_release(&t->by_inode);
 	hmap_release(&t->by_path);
+	hmap_release(&t->symlinks);
 	dirtree_release(&t->dirs);
 	free(t->dir);
 	free(t->name);

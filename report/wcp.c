@@ -218,6 +218,26 @@ static size_t input_vertex(struct workflow *wf, struct analysis *an, size_t g)
 	return gf->input_vertex;
 }
 
+/* The name a task's record had at its first open (or read or write, if
+ * earlier): access_path if it renamed the record after, else its path. */
+static const char *first_name(const struct tfile *f, size_t *len)
+{
+	*len = f->access_path ? f->access_path_len : f->path_len;
+	return f->access_path ? f->access_path : f->path;
+}
+
+/* The name a task's record had at its first open (or read or write, if
+ * earlier), and when: the name is looked up then, what it led to read
+ * at time t. */
+static const char *access_name(const struct tfile *f, int64_t t, size_t *len,
+			       int64_t *opened)
+{
+	*opened = f->first_open_us >= 0 && f->first_open_us < t ?
+			  f->first_open_us :
+			  t;
+	return first_name(f, len);
+}
+
 /*
  * The names version v had by time t, in order: its writer's record's,
  * from the name it was first opened by, through the writer's own renames
@@ -232,8 +252,8 @@ static void version_names(const struct workflow *wf, const struct vertex *v,
 	const struct task *tk = &wf->task[v->task];
 	const struct tfile *f = &tk->file[v->tfile];
 	int64_t from = min_known(f->first_open_us, f->first_access_us);
-	const char *path = f->access_path ? f->access_path : f->path;
-	size_t len = f->access_path ? f->access_path_len : f->path_len;
+	size_t len;
+	const char *path = first_name(f, &len);
 
 	name(ctx, path, len);
 	for (size_t i = tk->file_move_first[v->tfile];
@@ -351,6 +371,120 @@ static size_t renamed_version(const struct workflow *wf,
 	return best;
 }
 
+struct reached_ref {
+	size_t name; /* index in an->reached */
+	int64_t first_us; /* the version's first write */
+	size_t v;
+};
+
+/* By name, each name's versions by first write, as a file's are. */
+static int cmp_reached(const void *a, const void *b)
+{
+	const struct reached_ref *x = a, *y = b;
+
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->first_us != y->first_us)
+		return x->first_us < y->first_us ? -1 : 1;
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* The kernel's name of the file version v's writer reached through a
+ * symbolic link, its index in an->reached (added); NO_INDEX if none. */
+static size_t reached_key(const struct workflow *wf, struct analysis *an,
+			  size_t v, size_t *names)
+{
+	const struct vertex *x = &an->vertex[v];
+	const struct tfile *f;
+	size_t d;
+
+	if (x->kind != V_WRITTEN)
+		return NO_INDEX;
+	f = &wf->task[x->task].file[x->tfile];
+	if (!f->reached)
+		return NO_INDEX;
+	d = hmap_get(&an->reached, f->reached, f->reached_len);
+	if (d == HMAP_NONE) {
+		d = (*names)++;
+		hmap_put(&an->reached, f->reached, f->reached_len, d);
+	}
+	return d;
+}
+
+/* Every version written through a symbolic link, under the kernel's name
+ * of the file it reached: the writer's name is the link's, and a reader
+ * by the file's own name, or through another link to it, finds it. */
+static void index_reached(const struct workflow *wf, struct analysis *an)
+{
+	struct reached_ref *ref = xcalloc(an->nvertices + 1, sizeof(*ref));
+	size_t n = 0, names = 0;
+
+	hmap_init(&an->reached);
+	for (size_t v = 0; v < an->nvertices; v++) {
+		size_t d = reached_key(wf, an, v, &names);
+
+		if (d != NO_INDEX)
+			ref[n++] = (struct reached_ref){ d,
+							 an->vertex[v].first_us,
+							 v };
+	}
+	sort_array(ref, n, sizeof(*ref), cmp_reached);
+	an->reached_vfirst = xcalloc(names + 1, sizeof(size_t));
+	an->reached_version = xcalloc(n + 1, sizeof(size_t));
+	for (size_t k = 0; k < n; k++) {
+		an->reached_version[k] = ref[k].v;
+		an->reached_vfirst[ref[k].name + 1] = k + 1;
+	}
+	free(ref);
+}
+
+/* A version written through a symbolic link is still under the kernel's
+ * name its writer's open reached while the writer has it by the name it
+ * opened: a rename of that name may have moved the link or (through a
+ * linked directory) the file, and where the file went is not known. */
+static bool still_reached(const struct workflow *wf, const struct vertex *v,
+			  int64_t t)
+{
+	const struct tfile *f = &wf->task[v->task].file[v->tfile];
+	size_t len;
+	const char *opened = first_name(f, &len);
+
+	return named_at(wf, v, opened, len, t);
+}
+
+/* The latest version begun by t, not self's, written through a symbolic
+ * link to the file named path and still_reached then; NO_INDEX if none. */
+static size_t reached_version(const struct workflow *wf,
+			      const struct analysis *an, const char *path,
+			      size_t len, size_t self, int64_t t)
+{
+	size_t d = hmap_get(&an->reached, path, len);
+	size_t lo, hi;
+
+	if (d == HMAP_NONE)
+		return NO_INDEX;
+	lo = an->reached_vfirst[d];
+	hi = an->reached_vfirst[d + 1];
+	/* Ordered by first write: the last one begun by t, then back past
+	 * the task's own and those no longer there. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (an->vertex[an->reached_version[mid]].first_us <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo > an->reached_vfirst[d]; lo--) {
+		const struct vertex *v =
+			&an->vertex[an->reached_version[lo - 1]];
+
+		if (v->task != self && still_reached(wf, v, t))
+			return an->reached_version[lo - 1];
+	}
+	return NO_INDEX;
+}
+
 /* The latest version written by another task (or by itself when self is
  * NO_INDEX) that had begun by time t and was under the file's path then
  * (named_at); NO_INDEX if none. */
@@ -378,6 +512,16 @@ static size_t written_version(const struct workflow *wf,
 	return lo > 0 ? gf->vfirst + lo - 1 : NO_INDEX;
 }
 
+/* Of versions v and w (either NO_INDEX: none), the one begun later; v if
+ * at the same time. */
+static size_t later_version(const struct analysis *an, size_t v, size_t w)
+{
+	if (w != NO_INDEX &&
+	    (v == NO_INDEX || an->vertex[w].first_us > an->vertex[v].first_us))
+		return w;
+	return v;
+}
+
 /*
  * What task self (NO_INDEX: any) found at time t in the file it opened by
  * the name path at time opened (<= t).  The open chose the file: it is
@@ -385,8 +529,8 @@ static size_t written_version(const struct workflow *wf,
  * to the name it had at t (moves_follow), and a rename or link into its
  * name that replaced it ends what it could hold.  Then it held the later
  * of the version the last move into that name (before move bound)
- * carried, and the latest version written by that name (by another task)
- * by t.  NO_INDEX if no traced task wrote it, or a rename took it away
+ * carried, and the latest version written by that name, or through a
+ * symbolic link to the file of that name (by another task) by t.  NO_INDEX if no traced task wrote it, or a rename took it away
  * before the open.
  */
 static size_t named_version(const struct workflow *wf,
@@ -400,15 +544,13 @@ static size_t named_version(const struct workflow *wf,
 	size_t g = hmap_get(&an->by_path, name, len);
 	bool into = false;
 	size_t m = moves_last_at(an, name, len, since, bound, &into);
-	size_t v, r, src;
+	size_t v, src;
 
 	if (gone_us <= t)
 		t = gone_us - 1;
 	v = g != HMAP_NONE ? written_version(wf, an, g, self, t) : NO_INDEX;
-	r = renamed_version(wf, an, name, len, self, t);
-	if (r != NO_INDEX &&
-	    (v == NO_INDEX || an->vertex[r].first_us > an->vertex[v].first_us))
-		v = r;
+	v = later_version(an, v, renamed_version(wf, an, name, len, self, t));
+	v = later_version(an, v, reached_version(wf, an, name, len, self, t));
 
 	if (m == NO_INDEX ||
 	    (v != NO_INDEX && an->vertex[v].first_us > an->move[m].nm->time_us))
@@ -452,17 +594,18 @@ static void move_sources(struct workflow *wf, struct analysis *an)
 	}
 }
 
-/* The name a task's record had at its first open (or read or write, if
- * earlier), and when: the name is looked up then, what it led to read
- * at time t. */
-static const char *access_name(const struct tfile *f, int64_t t, size_t *len,
-			       int64_t *opened)
+/* Version v was written, by the name it has, through a symbolic link to
+ * another file than the one record f's open reached (the link was made
+ * anew between): if that file became f's by a rename, f's kernel's name
+ * finds it. */
+static bool reached_other(const struct workflow *wf, const struct vertex *v,
+			  const struct tfile *f)
 {
-	*opened = f->first_open_us >= 0 && f->first_open_us < t ?
-			  f->first_open_us :
-			  t;
-	*len = f->access_path ? f->access_path_len : f->path_len;
-	return f->access_path ? f->access_path : f->path;
+	const struct tfile *w = &wf->task[v->task].file[v->tfile];
+
+	return w->reached && w->renamed_us < 0 &&
+	       !same_name(w->reached, w->reached_len, f->reached,
+			  f->reached_len);
 }
 
 /*
@@ -472,9 +615,11 @@ static const char *access_name(const struct tfile *f, int64_t t, size_t *len,
  * Nextflow task's staged input, a link to an earlier task's output), from
  * the same times: the later of the two.  The kernel's name is where the
  * file was; the task's name may hold a stale version (a link made where a
- * file was: the unlink of another task does not end a name).  But a name
- * with moves has a history the kernel's name lacks: `mv $L/ext $L/out`
- * under a linked directory $L replaced what the kernel's name of out held.
+ * file was: the unlink of another task does not end a name), and holds
+ * none of the file's if it was written through the name when that led to
+ * another file (the link was made anew).  But a name with moves has a
+ * history the kernel's name lacks: `mv $L/ext $L/out` under a linked
+ * directory $L replaced what the kernel's name of out held.
  */
 static size_t version_by_names(const struct workflow *wf,
 			       const struct analysis *an, const struct tfile *f,
@@ -489,10 +634,9 @@ static size_t version_by_names(const struct workflow *wf,
 		return v;
 	k = named_version(wf, an, f->reached, f->reached_len, self, opened, t,
 			  an->nmoves);
-	if (v == NO_INDEX ||
-	    (k != NO_INDEX && an->vertex[k].first_us > an->vertex[v].first_us))
-		return k;
-	return v;
+	if (v != NO_INDEX && reached_other(wf, &an->vertex[v], f))
+		v = NO_INDEX;
+	return later_version(an, v, k);
 }
 
 /* The version a task saw at time t in file g, opened by that name then
@@ -706,6 +850,7 @@ void wcp_build(struct workflow *wf, struct analysis *an)
 	add_vertex(an, V_START, NO_INDEX, NO_INDEX, an->t0_us);
 	add_versions(wf, an);
 	index_renamed(wf, an);
+	index_reached(wf, an);
 	move_sources(wf, an);
 	for (size_t t = 0; t < wf->ntasks; t++)
 		if (wf->task[t].nfiles > most)

@@ -1621,6 +1621,128 @@ def test_a_symlink_is_no_name_of_its_target(tmp_path):
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
 
+
+LINK_OUT = "mkdir real; ln -s $PWD/real/out out"
+
+
+@pytest.mark.parametrize("writer, reader, name, written", [
+    (f"{LINK_OUT}; echo x > out", "cat real/out > r", "out", "out"),
+    ("mkdir real; ln -s real L; echo x > L/f", "cat real/f > r", "f", "f"),
+    (f"{LINK_OUT}; echo x > out", "ln -s $PWD/real/out o2; cat o2 > r",
+     "o2", "out"),
+    ("mkdir real; ln -s real L; echo x > L/f",
+     "mv real real2; cat real2/f > r", "f", "f")])
+def test_a_file_written_through_a_link_is_found_by_its_own_name(
+        tmp_path, writer, reader, name, written):
+    """T1 wrote through a symbolic link (to the file, or to its directory):
+    its version is under its name, the link's, and under the kernel's name
+    of the file its open reached (io.csv's path2), so T2 reading that file
+    by its own name, through another link to it, or after renaming its
+    directory, reads T1's: an edge on T2's name written as T1's, no
+    input."""
+    d, rep = staged_report(tmp_path, writer, reader)
+    assert flow_edges(rep) == {("T1", "T2", name, 2)}
+    assert written_as(rep) == {("T1", "T2", name, written)}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+def test_a_file_written_through_a_link_removed_by_its_name_is_deleted(
+        tmp_path):
+    """T2 removed real/out, which T1 wrote through the link out: the
+    deletion is of T1's version (not of an input state)."""
+    d, rep = staged_report(tmp_path, f"{LINK_OUT}; echo x > out",
+                           "rm real/out")
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    assert [(vs[e["from"]]["kind"], Path(vs[e["from"]]["path"]).name,
+             names.get(vs[e["from"]]["task"]), vs[e["to"]]["path"],
+             names[e["task"]])
+            for e in rep["wcp"]["edges"] if e["mutation"] == "DELETE"] == [
+        ("written", "out", "T1", str(d / "real" / "out"), "T2")]
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+def test_a_direct_write_after_one_through_a_link_is_read(tmp_path):
+    """The later version wins either way: T2 wrote real/out through the
+    link out after T1 wrote it by name, T3 read T2's; T4 rewrote it by
+    name, T5 (through out) and T6 (by name) read T4's."""
+    d, rep = staged_report(tmp_path, "mkdir real; echo x > real/out",
+                           "ln -s $PWD/real/out out; echo yy > out",
+                           "cat real/out > r3", "echo zzz > real/out",
+                           "cat out > r5", "cat real/out > r6")
+    assert flow_edges(rep) == {("T2", "T3", "out", 3),
+                               ("T4", "T5", "out", 4),
+                               ("T4", "T6", "out", 4)}
+    assert written_as(rep) == {("T2", "T3", "out", "out"),
+                               ("T4", "T5", "out", "out")}
+
+
+def test_a_file_written_through_a_link_moves_with_its_renames(tmp_path):
+    """After T1 wrote real/out through the link out, T2 renamed the file
+    (T3 reads it as real/moved), T4 the file back and the link (T5 reads
+    the file by its own name, T6 through the link), T7 the directory (T8
+    reads real2/out): each read is T1's."""
+    d, rep = staged_report(tmp_path, f"{LINK_OUT}; echo x > out",
+                           "mv real/out real/moved", "cat real/moved > r3",
+                           "mv real/moved real/out; mv out out2",
+                           "cat real/out > r5", "cat out2 > r6",
+                           "mv real real2", "cat real2/out > r8")
+    assert flow_edges(rep) == {("T1", "T3", "moved", 2),
+                               ("T1", "T5", "out", 2),
+                               ("T1", "T6", "out2", 2),
+                               ("T1", "T8", "out", 2)}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+def test_a_link_retargeted_after_a_write_keeps_the_written_file(tmp_path):
+    """T1 wrote real/a through out, T2 pointed out at real/b: T3 reading
+    real/a reads T1's version; T4 writes real/b through out."""
+    d, rep = staged_report(tmp_path,
+                           "mkdir real; ln -s $PWD/real/a out; echo x > out",
+                           "ln -sfn $PWD/real/b out", "cat real/a > r3",
+                           "echo yy > out", "cat real/b > r5")
+    assert flow_edges(rep) == {("T1", "T3", "a", 2), ("T4", "T5", "b", 3)}
+    assert written_as(rep) == {("T1", "T3", "a", "out"),
+                               ("T4", "T5", "b", "out")}
+
+
+@pytest.mark.parametrize("retarget", [
+    "ln -sfn $PWD/real/b out", "rm out; ln -s $PWD/real/b out"])
+@pytest.mark.parametrize("target, edges", [
+    ("echo yy > real/b; ", {("T2", "T3", "out", 3)}), ("", set())])
+def test_a_read_through_a_retargeted_link_reads_its_new_target(
+        tmp_path, retarget, target, edges):
+    """T1 wrote real/a through out; T2 pointed out at real/b, by a new
+    link renamed onto it (`ln -sfn`: the rename moved a link, not a file)
+    or made after removing it: T3 reading through out reads what real/b
+    held, T2's version or an input (real/b from outside), not T1's
+    real/a."""
+    d = tmp_path / "data"
+    (d / "real").mkdir(parents=True)
+    (d / "real" / "b").write_text("ext\n")
+    traces = tmp_path / "traces"
+    run_tasks(traces, [
+        {"T1": f"cd {d}; ln -s $PWD/real/a out; echo x > out"},
+        {"T2": f"cd {d}; {target}{retarget}"},
+        {"T3": f"cd {d}; cat out > r3"}])
+    rep = report(traces, out=tmp_path / "out")[2]
+    assert flow_edges(rep) == edges
+    assert [Path(v["path"]).name for v in rep["wcp"]["vertices"]
+            if v["kind"] == "input"] == ([] if edges else ["out"])
+
+
+def test_a_name_below_a_renamed_link_is_read_where_it_leads(tmp_path):
+    """T2 made the link L to real, read real/f (T1's) through it and
+    renamed the link L2: the names below L moved to L2, but they lead to
+    the same files, so T3 reading L2/f reads T1's version."""
+    d, rep = staged_report(tmp_path, "mkdir real; echo x > real/f",
+                           "ln -s real L; cat L/f > r2; mv L L2",
+                           "cat L2/f > r3")
+    assert flow_edges(rep) == {("T1", "T2", "f", 2), ("T1", "T3", "f", 2)}
+    assert written_as(rep) == {("T1", "T2", "f", "f"),
+                               ("T1", "T3", "f", "f")}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
 def rewrite_csv(path, rows):
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
