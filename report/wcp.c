@@ -333,12 +333,9 @@ static size_t renamed_version(const struct workflow *wf,
 		return NO_INDEX;
 	for (size_t k = an->name_vfirst[d]; k < an->name_vfirst[d + 1]; k++) {
 		size_t v = an->name_version[k];
-		const struct vertex *vx = &an->vertex[v];
 
-		if (vx->first_us <= t && vx->task != self &&
-		    (best == NO_INDEX ||
-		     vx->first_us > an->vertex[best].first_us) &&
-		    named_at(wf, vx, path, len, t))
+		if (later_version(an, v, best, self, t) &&
+		    named_at(wf, &an->vertex[v], path, len, t))
 			best = v;
 	}
 	return best;
@@ -488,13 +485,26 @@ static size_t version_by_names(const struct workflow *wf,
 	return v;
 }
 
+/* version_by_names, else where the names lead to nothing written, the
+ * version of the file record f is by its identity (moved or linked
+ * where no trace saw it). */
+static size_t found_version(const struct workflow *wf,
+			    const struct analysis *an, const struct tfile *f,
+			    const char *name, size_t len, size_t self,
+			    int64_t opened, int64_t t)
+{
+	size_t v = version_by_names(wf, an, f, name, len, self, opened, t);
+
+	return v != NO_INDEX ? v : wcp_identity_version(wf, an, f, self, t);
+}
+
 /* The version a task saw at time t in file g, opened by that name then
  * (record f's, if not NULL): a written one, else the input. */
 static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
 			   const struct tfile *f, const char *name, size_t len,
 			   size_t self, int64_t opened, int64_t t)
 {
-	size_t v = version_by_names(wf, an, f, name, len, self, opened, t);
+	size_t v = found_version(wf, an, f, name, len, self, opened, t);
 
 	return v != NO_INDEX ? v : input_vertex(wf, an, g);
 }
@@ -511,8 +521,8 @@ static size_t appended_version(struct workflow *wf, struct analysis *an,
 	size_t len;
 	int64_t opened;
 	const char *name = access_name(f, f->wr.first_us, &len, &opened);
-	size_t v = version_by_names(wf, an, f, name, len, self, opened,
-				    f->wr.first_us);
+	size_t v = found_version(wf, an, f, name, len, self, opened,
+				 f->wr.first_us);
 
 	if (v != NO_INDEX)
 		return v;
@@ -699,6 +709,7 @@ void wcp_build(struct workflow *wf, struct analysis *an)
 	add_vertex(an, V_START, NO_INDEX, NO_INDEX, an->t0_us);
 	add_versions(wf, an);
 	index_renamed(wf, an);
+	wcp_index_identities(wf, an);
 	move_sources(wf, an);
 	for (size_t t = 0; t < wf->ntasks; t++)
 		if (wf->task[t].nfiles > most)
