@@ -12,6 +12,36 @@
 
 #include "util.h"
 
+/* A boot id as the kernel writes it: 36 characters of lowercase hex and
+ * dashes (8-4-4-4-12), then a newline. */
+static bool is_boot_id(const char *s, size_t len)
+{
+	if (len != 37 || s[36] != '\n')
+		return false;
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? s[i] != '-' :
+			   !((s[i] >= '0' && s[i] <= '9') ||
+			     (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+static void read_boot_id(char id[37])
+{
+	char buf[64];
+	ssize_t n = read_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id",
+				 buf, sizeof(buf));
+
+	id[0] = '\0';
+	if (n > 0 && is_boot_id(buf, (size_t)n)) {
+		memcpy(id, buf, 36);
+		id[36] = '\0';
+	}
+}
+
 void host_info_read(struct host_info *h)
 {
 	struct utsname u;
@@ -32,6 +62,7 @@ void host_info_read(struct host_info *h)
 			h->load[i] = (double)si.loads[i] /
 				     (double)(1 << SI_LOAD_SHIFT);
 	}
+	read_boot_id(h->boot_id);
 }
 
 /* mountinfo and cgroup files can be large on busy hosts: bound them. */

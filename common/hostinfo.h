@@ -17,6 +17,10 @@ struct host_info {
 	long cpus_online;
 	uint64_t memory_bytes;
 	double load[3];
+	/* This boot's /proc/sys/kernel/random/boot_id: with a device and
+	 * inode number and birth time, a file's identity across traces of
+	 * one boot (the report joins by it).  Empty: not readable. */
+	char boot_id[37];
 };
 
 /* Maps cgroup paths to ids; remembers the cgroup2 mount point. */

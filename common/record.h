@@ -113,6 +113,7 @@ struct file_record {
 	int64_t size_last_close; /* -1: never closed while traced */
 	const char *paths; /* quoted as common/argv.h describes */
 	uint32_t npaths;
+	uint64_t birth_ns; /* statx's birth time; 0: not kept (birth_kept) */
 };
 
 #endif

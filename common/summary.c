@@ -155,6 +155,8 @@ static void format_host(struct json *j, const struct host_info *h)
 	json_str(j, "kernel", h->kernel);
 	json_str(j, "kernel_version", h->kernel_version);
 	json_str(j, "arch", h->arch);
+	if (h->boot_id[0])
+		json_str(j, "boot_id", h->boot_id);
 	json_i64(j, "cpus_online", h->cpus_online);
 	json_u64(j, "memory_bytes", h->memory_bytes);
 	json_open_array(j, "load_avg_1_5_15m");

@@ -539,6 +539,7 @@ void file_table_write(struct file_table *ft, struct trace_sink *sink)
 			.size_first_open = f->size_first_open,
 			.size_last_close = f->size_last_close,
 			.npaths = f->npaths + f->paths_dropped,
+			.birth_ns = f->birth,
 		};
 
 		if (!f->in_trace)

@@ -137,6 +137,7 @@ void analysis_release(struct analysis *an)
 	free(an->edge);
 	free(an->path);
 	moves_release(an);
+	wcp_identities_release(an);
 	accesses_release(&an->acc);
 	memset(an, 0, sizeof(*an));
 }

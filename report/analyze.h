@@ -117,6 +117,10 @@ struct analysis {
 						   * reached_version[
 						   * reached_vfirst[k] ..
 						   * reached_vfirst[k + 1]] */
+	struct hmap idents; /* a file's identity -> its group (wcp_ident.c) */
+	size_t *ident_vfirst, *ident_version; /* group k's versions, as
+					       * above */
+	size_t nidents;
 	size_t *path; /* WCP edge ids, start to end */
 	size_t npath;
 	int64_t t0_us, t1_us; /* first task start, last task end */
@@ -157,6 +161,24 @@ void moves_below(struct workflow *wf, struct analysis *an);
 
 /* Builds the WCP graph and its critical path (wcp.c). */
 void wcp_build(struct workflow *wf, struct analysis *an);
+/* Version x could be what task self read at t, and is later than best
+ * (NO_INDEX: none yet): begun by t, and not self's own. */
+static inline bool later_version(const struct analysis *an, size_t x,
+				 size_t best, size_t self, int64_t t)
+{
+	const struct vertex *v = &an->vertex[x];
+
+	return v->first_us <= t && v->task != self &&
+	       (best == NO_INDEX || v->first_us > an->vertex[best].first_us);
+}
+
+/* Written versions by their files' identity, and the latest one of
+ * the file record f of task self is, begun by t (wcp_ident.c). */
+void wcp_index_identities(const struct workflow *wf, struct analysis *an);
+size_t wcp_identity_version(const struct workflow *wf,
+			    const struct analysis *an, const struct tfile *f,
+			    size_t self, int64_t t);
+void wcp_identities_release(struct analysis *an);
 /* The longest path by cost through the DAG in O(V + E): Kahn's
  * topological order, then one relaxation per edge (wcp_path.c). */
 void wcp_longest_path(struct analysis *an);

@@ -210,6 +210,7 @@ static void read_identity(struct summary_reader *rd, const cJSON *root)
 						  "task.snakemake.rule", NULL);
 	}
 	t->host = summary_strdup(rd, host, "hostname", "host.hostname", NULL);
+	t->boot_id = summary_strdup(rd, host, "boot_id", "host.boot_id", NULL);
 	t->command =
 		join_command(cJSON_GetObjectItemCaseSensitive(root, "command"));
 }
@@ -475,19 +476,44 @@ static void load_procs(struct workflow *wf, struct task *t, int dirfd)
 
 /* ---- files.csv ---- */
 
-enum { F_INODE, F_MOUNT, F_FSTYPE, F_SIZE0, F_SIZE1, F_PATHS, F_NCOLS };
+enum {
+	F_INODE,
+	F_MOUNT,
+	F_FSTYPE,
+	F_SIZE0,
+	F_SIZE1,
+	F_PATHS,
+	F_DEV,
+	F_INO,
+	F_BIRTH,
+	F_NCOLS
+};
 
 static const char *const files_cols[F_NCOLS] = {
-	"inode",	   "mount_point",     "fstype",
-	"size_first_open", "size_last_close", "paths",
+	"inode", "mount_point", "fstype", "size_first_open", "size_last_close",
+	"paths", "dev",		"ino",	  "birth",
 };
+
+/* The file's identity, where the row has a birth time (traces before
+ * the birth column have none, nor file systems whose birth times do
+ * not last: no identity then). */
+static bool read_identity_cells(struct csv_file *cf, struct tfile *id)
+{
+	if (!*cell(cf, F_BIRTH))
+		return true;
+	/* All of the cell: no NUL byte ends it early. */
+	return strlen(cell(cf, F_BIRTH)) == cell_len(cf, F_BIRTH) &&
+	       parse_birth_ns(cell(cf, F_BIRTH), &id->birth_ns) &&
+	       parse_dev(cell(cf, F_DEV), &id->dev_major, &id->dev_minor) &&
+	       parse_u64(cell(cf, F_INO), &id->ino);
+}
 
 static void add_file_row(struct csv_file *cf, struct task *t,
 			 struct strbuf *words)
 {
 	uint64_t inode;
 	int64_t s0 = -1, s1 = -1;
-	struct tfile *f;
+	struct tfile *f, id = { 0 };
 	size_t i;
 
 	if (!parse_u64(cell(cf, F_INODE), &inode) || !inode)
@@ -495,6 +521,8 @@ static void add_file_row(struct csv_file *cf, struct task *t,
 	if ((*cell(cf, F_SIZE0) && !parse_i64(cell(cf, F_SIZE0), &s0)) ||
 	    (*cell(cf, F_SIZE1) && !parse_i64(cell(cf, F_SIZE1), &s1)))
 		return bad_row(cf, "size_first_open/size_last_close");
+	if (!read_identity_cells(cf, &id))
+		return bad_row(cf, "dev/ino/birth");
 	sb_reset(words);
 	if (argv_split(cell(cf, F_PATHS), cell_len(cf, F_PATHS), words) < 0)
 		return bad_row(cf, "paths");
@@ -505,6 +533,10 @@ static void add_file_row(struct csv_file *cf, struct task *t,
 	f = &t->file[i];
 	f->size_first_open = s0;
 	f->size_last_close = s1;
+	f->dev_major = id.dev_major;
+	f->dev_minor = id.dev_minor;
+	f->ino = id.ino;
+	f->birth_ns = id.birth_ns;
 	free(f->mount_point);
 	free(f->fstype);
 	f->mount_point = xstrdup(cell(cf, F_MOUNT));

@@ -37,6 +37,10 @@ struct tfile {
 			* symbolic link reached (io.csv's path2); NULL: none */
 	size_t reached_len;
 	uint64_t inode; /* the trace's id; 0 if only known by path */
+	/* files.csv's device, inode number and birth time (ns; 0: none,
+	 * then no identity): with the task's boot id, the file itself,
+	 * whatever names it was given outside the traces (wcp_ident.c). */
+	uint64_t dev_major, dev_minor, ino, birth_ns;
 	size_t names; /* names in the task's by_path that lead to it */
 	char *mount_point;
 	char *fstype;
@@ -118,6 +122,7 @@ struct csv_problems {
 struct task {
 	char *dir; /* the trace directory */
 	char *name, *key, *engine, *host, *level;
+	char *boot_id; /* host.boot_id; NULL: an older trace */
 	char *command; /* argv joined by spaces, for display */
 	char *group; /* logical task: Nextflow process, Snakemake rule, name */
 	int64_t start_us, end_us; /* -1: not known */

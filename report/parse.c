@@ -42,6 +42,44 @@ bool parse_time_us(const char *s, int64_t *out)
 	return true;
 }
 
+/* Decimal digits of s, at most max of them, to *v; the end, or NULL. */
+static const char *digits_u64(const char *s, int max, uint64_t *v)
+{
+	int n = 0;
+
+	for (*v = 0; *s >= '0' && *s <= '9'; s++, n++) {
+		if (n == max)
+			return NULL;
+		*v = *v * 10 + (uint64_t)(*s - '0');
+	}
+	return n ? s : NULL;
+}
+
+bool parse_birth_ns(const char *s, uint64_t *out)
+{
+	uint64_t sec, ns;
+	const char *end = s ? digits_u64(s, 10, &sec) : NULL;
+
+	/* Ten digits of seconds: up to the year 2286, in 64 bits of ns. */
+	if (!end || *end != '.' || sec > UINT64_MAX / 1000000000u - 1)
+		return false;
+	end = digits_u64(end + 1, 9, &ns);
+	if (!end || *end || end - s < 11 || end[-10] != '.')
+		return false;
+	*out = sec * 1000000000u + ns;
+	return *out != 0;
+}
+
+bool parse_dev(const char *s, uint64_t *major, uint64_t *minor)
+{
+	const char *end = s ? digits_u64(s, 10, major) : NULL;
+
+	if (!end || *end != ':')
+		return false;
+	end = digits_u64(end + 1, 10, minor);
+	return end && !*end;
+}
+
 bool parse_i64(const char *s, int64_t *out)
 {
 	uint64_t v;

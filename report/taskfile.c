@@ -196,6 +196,7 @@ static void task_release(struct task *t)
 	free(t->key);
 	free(t->engine);
 	free(t->host);
+	free(t->boot_id);
 	free(t->level);
 	free(t->command);
 	free(t->group);

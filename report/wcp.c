@@ -360,12 +360,9 @@ static size_t renamed_version(const struct workflow *wf,
 		return NO_INDEX;
 	for (size_t k = an->name_vfirst[d]; k < an->name_vfirst[d + 1]; k++) {
 		size_t v = an->name_version[k];
-		const struct vertex *vx = &an->vertex[v];
 
-		if (vx->first_us <= t && vx->task != self &&
-		    (best == NO_INDEX ||
-		     vx->first_us > an->vertex[best].first_us) &&
-		    named_at(wf, vx, path, len, t))
+		if (later_version(an, v, best, self, t) &&
+		    named_at(wf, &an->vertex[v], path, len, t))
 			best = v;
 	}
 	return best;
@@ -514,7 +511,7 @@ static size_t written_version(const struct workflow *wf,
 
 /* Of versions v and w (either NO_INDEX: none), the one begun later; v if
  * at the same time. */
-static size_t later_version(const struct analysis *an, size_t v, size_t w)
+static size_t later_of(const struct analysis *an, size_t v, size_t w)
 {
 	if (w != NO_INDEX &&
 	    (v == NO_INDEX || an->vertex[w].first_us > an->vertex[v].first_us))
@@ -549,8 +546,8 @@ static size_t named_version(const struct workflow *wf,
 	if (gone_us <= t)
 		t = gone_us - 1;
 	v = g != HMAP_NONE ? written_version(wf, an, g, self, t) : NO_INDEX;
-	v = later_version(an, v, renamed_version(wf, an, name, len, self, t));
-	v = later_version(an, v, reached_version(wf, an, name, len, self, t));
+	v = later_of(an, v, renamed_version(wf, an, name, len, self, t));
+	v = later_of(an, v, reached_version(wf, an, name, len, self, t));
 
 	if (m == NO_INDEX ||
 	    (v != NO_INDEX && an->vertex[v].first_us > an->move[m].nm->time_us))
@@ -636,7 +633,20 @@ static size_t version_by_names(const struct workflow *wf,
 			  an->nmoves);
 	if (v != NO_INDEX && reached_other(wf, &an->vertex[v], f))
 		v = NO_INDEX;
-	return later_version(an, v, k);
+	return later_of(an, v, k);
+}
+
+/* version_by_names, else where the names lead to nothing written, the
+ * version of the file record f is by its identity (moved or linked
+ * where no trace saw it). */
+static size_t found_version(const struct workflow *wf,
+			    const struct analysis *an, const struct tfile *f,
+			    const char *name, size_t len, size_t self,
+			    int64_t opened, int64_t t)
+{
+	size_t v = version_by_names(wf, an, f, name, len, self, opened, t);
+
+	return v != NO_INDEX ? v : wcp_identity_version(wf, an, f, self, t);
 }
 
 /* The version a task saw at time t in file g, opened by that name then
@@ -645,7 +655,7 @@ static size_t seen_version(struct workflow *wf, struct analysis *an, size_t g,
 			   const struct tfile *f, const char *name, size_t len,
 			   size_t self, int64_t opened, int64_t t)
 {
-	size_t v = version_by_names(wf, an, f, name, len, self, opened, t);
+	size_t v = found_version(wf, an, f, name, len, self, opened, t);
 
 	return v != NO_INDEX ? v : input_vertex(wf, an, g);
 }
@@ -662,8 +672,8 @@ static size_t appended_version(struct workflow *wf, struct analysis *an,
 	size_t len;
 	int64_t opened;
 	const char *name = access_name(f, f->wr.first_us, &len, &opened);
-	size_t v = version_by_names(wf, an, f, name, len, self, opened,
-				    f->wr.first_us);
+	size_t v = found_version(wf, an, f, name, len, self, opened,
+				 f->wr.first_us);
 
 	if (v != NO_INDEX)
 		return v;
@@ -851,6 +861,7 @@ void wcp_build(struct workflow *wf, struct analysis *an)
 	add_versions(wf, an);
 	index_renamed(wf, an);
 	index_reached(wf, an);
+	wcp_index_identities(wf, an);
 	move_sources(wf, an);
 	for (size_t t = 0; t < wf->ntasks; t++)
 		if (wf->task[t].nfiles > most)

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Versions found by the file itself where its names lead nowhere: a file
+ * moved or hard-linked outside every trace (Nextflow's `stageInMode
+ * 'link'`, Snakemake's shadow outputs, an admin's mv) is read by a name no
+ * task wrote.  Its identity is its boot id, device, inode number and
+ * birth time: an inode number is reused once its file is gone, but a new
+ * file gets another birth time, and another boot (another host) has
+ * another boot id.  No birth time, no identity: nothing is guessed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "util.h"
+
+/* A boot id as the kernel writes it: 8-4-4-4-12 hex digits. */
+#define BOOT_ID_LEN 36
+#define IDENT_KEY_LEN (4 * sizeof(uint64_t) + BOOT_ID_LEN)
+
+/* Record f's identity in task tk as a key; false if it has none. */
+static bool identity_key(const struct task *tk, const struct tfile *f,
+			 unsigned char key[IDENT_KEY_LEN])
+{
+	const uint64_t id[4] = { f->dev_major, f->dev_minor, f->ino,
+				 f->birth_ns };
+
+	if (!f->birth_ns || !tk->boot_id || strlen(tk->boot_id) != BOOT_ID_LEN)
+		return false;
+	memcpy(key, id, sizeof(id));
+	memcpy(key + sizeof(id), tk->boot_id, BOOT_ID_LEN);
+	return true;
+}
+
+/* Written version x's file's identity group (made if new and make);
+ * HMAP_NONE if its file has no identity, or no group yet. */
+static size_t version_group(const struct workflow *wf, struct analysis *an,
+			    size_t x, bool make)
+{
+	const struct vertex *v = &an->vertex[x];
+	const struct task *tk = &wf->task[v->task];
+	unsigned char key[IDENT_KEY_LEN];
+	size_t g;
+
+	if (v->kind != V_WRITTEN || !identity_key(tk, &tk->file[v->tfile], key))
+		return HMAP_NONE;
+	g = hmap_get(&an->idents, key, sizeof(key));
+	if (g == HMAP_NONE && make) {
+		g = an->nidents++;
+		hmap_put(&an->idents, key, sizeof(key), g);
+	}
+	return g;
+}
+
+/* Every written version whose file has an identity, grouped by it:
+ * group g's are ident_version[ident_vfirst[g] .. ident_vfirst[g + 1]]. */
+void wcp_index_identities(const struct workflow *wf, struct analysis *an)
+{
+	size_t *next;
+
+	hmap_init(&an->idents);
+	for (size_t x = 0; x < an->nvertices; x++)
+		version_group(wf, an, x, true);
+	an->ident_vfirst = xcalloc(an->nidents + 1, sizeof(size_t));
+	for (size_t x = 0; x < an->nvertices; x++) {
+		size_t g = version_group(wf, an, x, false);
+
+		if (g != HMAP_NONE)
+			an->ident_vfirst[g + 1]++;
+	}
+	for (size_t g = 0; g < an->nidents; g++)
+		an->ident_vfirst[g + 1] += an->ident_vfirst[g];
+	an->ident_version =
+		xcalloc(an->ident_vfirst[an->nidents] + 1, sizeof(size_t));
+	next = xcalloc(an->nidents + 1, sizeof(size_t));
+	memcpy(next, an->ident_vfirst, an->nidents * sizeof(size_t));
+	for (size_t x = 0; x < an->nvertices; x++) {
+		size_t g = version_group(wf, an, x, false);
+
+		if (g != HMAP_NONE)
+			an->ident_version[next[g]++] = x;
+	}
+	free(next);
+}
+
+/*
+ * The latest version of the file task self's record f is, by identity,
+ * begun by time t and not self's own (the rules names follow:
+ * written_version); NO_INDEX if none, or f or self has no identity.
+ */
+size_t wcp_identity_version(const struct workflow *wf,
+			    const struct analysis *an, const struct tfile *f,
+			    size_t self, int64_t t)
+{
+	unsigned char key[IDENT_KEY_LEN];
+	size_t g, best = NO_INDEX;
+
+	if (!f || self == NO_INDEX || !an->nidents ||
+	    !identity_key(&wf->task[self], f, key))
+		return NO_INDEX;
+	g = hmap_get(&an->idents, key, sizeof(key));
+	if (g == HMAP_NONE)
+		return NO_INDEX;
+	for (size_t k = an->ident_vfirst[g]; k < an->ident_vfirst[g + 1]; k++) {
+		if (later_version(an, an->ident_version[k], best, self, t))
+			best = an->ident_version[k];
+	}
+	return best;
+}
+
+void wcp_identities_release(struct analysis *an)
+{
+	if (an->ident_vfirst)
+		hmap_release(&an->idents);
+	free(an->ident_vfirst);
+	free(an->ident_version);
+}

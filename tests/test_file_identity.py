@@ -1,0 +1,238 @@
+"""Files joined by identity: files.csv's birth column and summary.json's
+host.boot_id, and the report joining a read to the version another task
+wrote when the file was hard-linked or renamed outside every trace
+(Nextflow's stageInMode 'link', Snakemake's shadow outputs, an admin's
+mv), where no name leads to it (docs/report-format.md, "File identity")."""
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import IOWRAP
+from test_report import flow_edges, report, run_tasks, written_as
+
+
+def files_rows(trace):
+    data = (trace / "files.csv").read_bytes().decode("utf-8",
+                                                     "surrogateescape")
+    return list(csv.DictReader(io.StringIO(data, newline="")))
+
+
+def write_files_rows(trace, rows, fields):
+    out = io.StringIO(newline="")
+    w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: r[k] for k in fields})
+    (trace / "files.csv").write_bytes(
+        out.getvalue().encode("utf-8", "surrogateescape"))
+
+
+def row_of(trace, path):
+    (row,) = [r for r in files_rows(trace) if r["paths"] == str(path)]
+    return row
+
+
+def statx_birth(path):
+    """coreutils' statx birth time, "SEC.NNNNNNNNN": %W gives the
+    seconds, %w the nanoseconds after them."""
+    out = subprocess.run(["stat", "--printf", "%W\n%w", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    sec, human = out.split("\n")
+    frac = re.search(r"\.(\d{9}) ", human)
+    assert sec != "0" and frac, out
+    return f"{sec}.{frac.group(1)}"
+
+
+def test_files_csv_birth_is_statx_birth_time_and_summary_has_boot_id(
+        tmp_path):
+    """The birth column is the file's statx birth time to the nanosecond
+    (python3 < 3.12 has no st_birthtime: coreutils' stat is the
+    reference), the last column; host.boot_id is the kernel's."""
+    out = tmp_path / "out.txt"
+    trace = tmp_path / "t"
+    p = subprocess.run([str(IOWRAP), "--level", "files", "-o", str(trace),
+                        "--", "sh", "-c", f"echo hi > {out}; cat {out}"],
+                       capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    header = (trace / "files.csv").read_text().split("\n")[0].split(",")
+    assert header[-2:] == ["paths", "birth"]
+    row = row_of(trace, out)
+    st = os.stat(out)
+    assert (row["dev"], row["ino"]) == (
+        f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}", str(st.st_ino))
+    assert row["birth"] == statx_birth(out)
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    summary = json.loads((trace / "summary.json").read_text())
+    assert summary["host"]["boot_id"] == boot
+
+
+def staged_workflow(tmp_path, move):
+    """T1 writes out.txt; outside the traces, move(out.txt, staged/in.txt)
+    (a hard link or a rename); T2 reads staged/in.txt into res.txt."""
+    d = tmp_path / "data"
+    (d / "staged").mkdir(parents=True)
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{"T1": f"echo hello > {d}/out.txt"}])
+    move(d / "out.txt", d / "staged" / "in.txt")
+    run_tasks(traces, [{"T2": f"cat {d}/staged/in.txt > {d}/res.txt"}])
+    return d, traces
+
+
+def joined(rep):
+    return (flow_edges(rep) == {("T1", "T2", "in.txt", 6)} and
+            written_as(rep) == {("T1", "T2", "in.txt", "out.txt")})
+
+
+def input_names(rep):
+    """The files the WCP takes as workflow inputs, by last name."""
+    paths = {f["id"]: Path(f["path"]).name for f in rep["files"]}
+    return {paths[v["file"]] for v in rep["wcp"]["vertices"]
+            if v["kind"] == "input"}
+
+
+def transfer_steps(rep):
+    """WCP edges between written versions: (writer, task, mutation)."""
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    vs = {v["id"]: v for v in rep["wcp"]["vertices"]}
+    return {(names[vs[e["from"]]["task"]], names[e["task"]], e["mutation"])
+            for e in rep["wcp"]["edges"]
+            if vs[e["from"]]["kind"] == "written"}
+
+
+@pytest.mark.parametrize("move", [os.link, os.rename],
+                         ids=["link", "rename"])
+def test_a_file_moved_outside_the_traces_is_joined_by_identity(tmp_path,
+                                                               move):
+    """No name leads from staged/in.txt to out.txt: before, T2's read was
+    a workflow input.  The file's identity joins it to T1's version."""
+    d, traces = staged_workflow(tmp_path, move)
+    _, err, rep = report(traces / "T1", traces / "T2", out=tmp_path / "r")
+    assert joined(rep), (flow_edges(rep), err)
+    assert input_names(rep) == set()
+    assert transfer_steps(rep) == {("T1", "T2", "TRANSFER")}
+
+
+def join_after(tmp_path, edit):
+    """The link workflow joins; after edit(T1's out.txt row, T2's in.txt
+    row, T2's summary), it is reported again: whether it still joins."""
+    d, traces = staged_workflow(tmp_path, os.link)
+    _, _, rep = report(traces / "T1", traces / "T2", out=tmp_path / "r1")
+    assert joined(rep)
+    rows = files_rows(traces / "T2")
+    fields = list(rows[0].keys())
+    (mine,) = [r for r in rows if r["paths"] == f"{d}/staged/in.txt"]
+    summary = json.loads((traces / "T2" / "summary.json").read_text())
+    fields = edit(row_of(traces / "T1", d / "out.txt"), mine, summary,
+                  fields) or fields
+    write_files_rows(traces / "T2", rows, fields)
+    (traces / "T2" / "summary.json").write_text(json.dumps(summary))
+    _, err, rep = report(traces / "T1", traces / "T2", out=tmp_path / "r2")
+    return rep, err
+
+
+def test_same_dev_and_inode_but_another_birth_is_another_file(tmp_path):
+    """An inode number reused by a new file: its birth differs by 1 ns,
+    and the read stays a workflow input."""
+    def reborn(t1_row, row, summary, fields):
+        assert (row["dev"], row["ino"], row["birth"]) == (
+            t1_row["dev"], t1_row["ino"], t1_row["birth"])
+        sec, ns = row["birth"].split(".")
+        ns = int(ns) + 1 if ns != "999999999" else int(ns) - 1
+        row["birth"] = f"{sec}.{ns:09d}"
+
+    rep, _ = join_after(tmp_path, reborn)
+    assert flow_edges(rep) == set() and input_names(rep) == {"in.txt"}
+
+
+def test_a_new_file_under_a_reused_inode_number_is_not_joined(tmp_path):
+    """T1's out.txt is removed and ext4 gives its inode number to the next
+    file made (after a tick of the birth clock): the same dev and ino, a
+    later birth, so T2's read of it is a workflow input, not T1's."""
+    d = tmp_path / "data"
+    (d / "staged").mkdir(parents=True)
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{"T1": f"echo hello > {d}/out.txt"}])
+    old = os.stat(d / "out.txt")
+    time.sleep(0.05)
+    os.unlink(d / "out.txt")
+    made = []
+    for i in range(1000):
+        p = d / "staged" / f"c{i}"
+        p.write_text("world\n")
+        st = os.stat(p)
+        if (st.st_dev, st.st_ino) == (old.st_dev, old.st_ino):
+            p.rename(d / "staged" / "in.txt")
+            break
+        made.append(p)
+    else:
+        pytest.skip("the file system gave the number to no new file")
+    for p in made:
+        p.unlink()
+    run_tasks(traces, [{"T2": f"cat {d}/staged/in.txt > {d}/res.txt"}])
+    was = row_of(traces / "T1", d / "out.txt")
+    now = row_of(traces / "T2", d / "staged" / "in.txt")
+    assert (now["dev"], now["ino"]) == (was["dev"], was["ino"])
+    assert was["birth"] and now["birth"] and now["birth"] != was["birth"]
+    _, err, rep = report(traces / "T1", traces / "T2", out=tmp_path / "r")
+    assert flow_edges(rep) == set() and input_names(rep) == {"in.txt"}
+
+
+def test_no_birth_no_join(tmp_path):
+    """Same device and inode number, no birth time (a file system whose
+    birth times do not last): no guessing."""
+    def no_birth(t1_row, row, summary, fields):
+        row["birth"] = ""
+
+    rep, _ = join_after(tmp_path, no_birth)
+    assert flow_edges(rep) == set() and input_names(rep) == {"in.txt"}
+
+
+def test_another_boot_is_another_file(tmp_path):
+    """A trace of another boot (or host): same device, inode number and
+    birth, but another boot id: no join."""
+    def other_boot(t1_row, row, summary, fields):
+        b = summary["host"]["boot_id"]
+        summary["host"]["boot_id"] = ("0" if b[0] != "0" else "1") + b[1:]
+
+    rep, _ = join_after(tmp_path, other_boot)
+    assert flow_edges(rep) == set() and input_names(rep) == {"in.txt"}
+
+
+def test_an_older_trace_without_birth_or_boot_id_still_loads(tmp_path):
+    """files.csv without the birth column and summary.json without
+    host.boot_id (traces before them): every row read, no warning, no
+    join by identity."""
+    def older(t1_row, row, summary, fields):
+        del summary["host"]["boot_id"]
+        return [f for f in fields if f != "birth"]
+
+    rep, err = join_after(tmp_path, older)
+    assert "T2" not in err and "files.csv" not in err, err
+    (t2,) = [t for t in rep["tasks"] if Path(t["dir"]).name == "T2"]
+    assert t2["problems"]["files_csv"]["rows_skipped"] == 0
+    assert t2["problems"]["files_csv"]["rows"] == len(
+        files_rows(Path(t2["dir"])))
+    assert flow_edges(rep) == set() and input_names(rep) == {"in.txt"}
+
+
+@pytest.mark.parametrize("birth", ["1.5", "x", "1.0000000001",
+                                   "1.000000000x", "0.000000000",
+                                   "99999999999.000000000"])
+def test_a_bad_birth_cell_skips_its_row(tmp_path, birth):
+    """A birth that is not SEC.NNNNNNNNN (nine decimals, not 0, ten
+    digits of seconds at most) is a bad row, named in a warning."""
+    def bad(t1_row, row, summary, fields):
+        row["birth"] = birth
+
+    rep, err = join_after(tmp_path, bad)
+    assert "dev/ino/birth" in err, err
+    (t2,) = [t for t in rep["tasks"] if Path(t["dir"]).name == "T2"]
+    assert t2["problems"]["files_csv"]["rows_skipped"] == 1
+    assert flow_edges(rep) == set()
