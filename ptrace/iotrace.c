@@ -564,10 +564,11 @@ static bool names_the_file(struct iotrace *io, const struct tracee *t,
  * as links to the files earlier tasks wrote).  st is the file's stat at
  * the open (describe_ofd).  NULL where it is the name itself, or the
  * kernel has none to give (the file unlinked since, or out of the
- * process's view).  A file with no link left (st_nlink 0) has no name.
- * One with links whose name ends in " (deleted)" may be named so, or
- * its name was unlinked after the stat (or while another link stays):
- * only a name that is still the file's is given.
+ * process's view).  A name ending in " (deleted)" is the kernel's mark
+ * of an unlinked name, or a file named so: with no link left (st_nlink
+ * 0) there is no name; with links, only a name that is still the file's
+ * is given.  st_nlink is not looked at otherwise: FUSE servers that
+ * leave it 0 serve live files.
  */
 static const char *name_reached(struct iotrace *io, const struct tracee *t,
 				uint32_t view, pid_t pid, int fd,
@@ -576,12 +577,13 @@ static const char *name_reached(struct iotrace *io, const struct tracee *t,
 {
 	const char *name;
 
-	if (st->st_nlink == 0 || read_fd_path(io, view, pid, fd, sb) < 0)
+	if (read_fd_path(io, view, pid, fd, sb) < 0)
 		return NULL;
 	name = sb_str(sb);
 	if (name[0] != '/' || strcmp(name, opened) == 0)
 		return NULL;
-	if (is_unlinked_name(name) && !names_the_file(io, t, name, st))
+	if (is_unlinked_name(name) &&
+	    (st->st_nlink == 0 || !names_the_file(io, t, name, st)))
 		return NULL;
 	return name;
 }

@@ -3433,6 +3433,44 @@ def own_mount_namespace():
         set_no_new_privs()
 
 
+def fusehello_script(mnt, backing, body, *args):
+    """A shell script that serves fusehello on mnt, runs body once it is
+    mounted (exit 77 if it never is), and unmounts it."""
+    return (f"{helper('fusehello')} {mnt} {backing} {' '.join(args)} & "
+            "for i in $(seq 200); do "
+            f"grep -q ' {mnt} ' /proc/self/mountinfo && break; "
+            "sleep 0.05; done; "
+            f"grep -q ' {mnt} ' /proc/self/mountinfo || exit 77; "
+            f"{body}; umount -l {mnt}; wait")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
+                    reason="needs root (a FUSE mount) and /dev/fuse")
+def test_a_fuse_file_with_no_link_count_reached_through_a_symlink(tmp_path):
+    """A FUSE server that leaves every file's link count 0 serves live
+    files: one opened through a symbolic link has the kernel's name in
+    path2 (found: a review's fusehello with nlink 0 lost it, once the
+    link count was taken to mean "unlinked")."""
+    mnt, backing = tmp_path / "mnt", tmp_path / "backing"
+    mnt.mkdir()
+    backing.write_bytes(b"b" * 100)
+    link = tmp_path / "link"
+    link.symlink_to(mnt / "hello")
+    script = fusehello_script(mnt, backing, f"stat -c %h {mnt}/hello; "
+                              f"wc -c < {link}", "nlink0")
+    t = run_iowrap(["--level", "files", "--", "sh", "-c", script],
+                   outdir=tmp_path / "t", timeout=60,
+                   preexec_fn=own_mount_namespace)
+    if t.returncode == 77:
+        pytest.skip(f"no FUSE mount here: {t.stderr.strip()}")
+    assert t.returncode == 0, t.stderr
+    assert t.stdout == "0\n4096\n"
+    opens = [(r["path"], r["path2"])
+             for r in csv.DictReader(open(t.dir / "io.csv", newline=""))
+             if r["type"] == "O" and r["path"] == str(link)]
+    assert opens == [(str(link), f"{mnt}/hello")]
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
                     reason="needs root (a FUSE mount) and /dev/fuse")
 def test_a_fuse_file_system_served_by_the_task(tmp_path):
@@ -3483,16 +3521,11 @@ def test_a_fuse_file_system_served_by_the_task(tmp_path):
     # system, which statfs asks), and names the file through "..".
     seek = ("import sys; f = open(sys.argv[1], 'rb', buffering=0); "
             "f.read(1); f.seek(0); print(len(f.read()))")
-    script = (f"{helper('fusehello')} {mnt} {backing} & "
-              "for i in $(seq 200); do "
-              f"grep -q ' {mnt} ' /proc/self/mountinfo && break; "
-              "sleep 0.05; done; "
-              f"grep -q ' {mnt} ' /proc/self/mountinfo || exit 77; "
-              f"wc -c < {hello}; stat -c %s {hello}; "
-              f"[ -e {hello} ] && echo exists; "
-              f"python3 -c \"{seek}\" {mnt}/../mnt/hello; "
-              f"(cd {work} && python3 {by_pointer} {hello}); "
-              f"umount -l {mnt}; wait")
+    script = fusehello_script(
+        mnt, backing, f"wc -c < {hello}; stat -c %s {hello}; "
+        f"[ -e {hello} ] && echo exists; "
+        f"python3 -c \"{seek}\" {mnt}/../mnt/hello; "
+        f"(cd {work} && python3 {by_pointer} {hello})")
     t = run_iowrap(["--level", "full", "--", "sh", "-c", script],
                    outdir=tmp_path / "t", timeout=60,
                    preexec_fn=own_mount_namespace)

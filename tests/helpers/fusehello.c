@@ -6,6 +6,8 @@
  * "hello", of 4096 bytes, and serves it until unmounted.  They are a C
  * string, "./////...///x", for a task that maps the file and passes a
  * pointer into it as a path: "./x" by a name one byte short of PATH_MAX.
+ * A third argument "nlink0" gives the file a link count of 0, as FUSE
+ * servers that never fill it in do.
  * Nothing is cached by the kernel (entry and attribute timeouts of 0), so
  * every lookup and stat of the file is a request to this process, which
  * reads 16 bytes of BACKING for each, and for each read of the file
@@ -29,6 +31,7 @@
 #define BUF_SIZE (1 << 17)
 
 static int dev_fd, backing_fd;
+static unsigned hello_nlink = 1;
 static char in[BUF_SIZE];
 
 static void reply(uint64_t unique, int error, const void *data, size_t len)
@@ -66,7 +69,7 @@ static void fill_attr(uint64_t id, struct fuse_attr *a)
 	}
 	read_backing();
 	a->mode = S_IFREG | 0444;
-	a->nlink = 1;
+	a->nlink = hello_nlink;
 	a->size = HELLO_SIZE;
 	a->blocks = HELLO_SIZE / 512;
 }
@@ -173,8 +176,13 @@ int main(int argc, char **argv)
 {
 	char opts[128];
 
+	if (argc == 4 && strcmp(argv[3], "nlink0") == 0) {
+		hello_nlink = 0;
+		argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: fusehello MOUNTPOINT BACKING\n");
+		fprintf(stderr,
+			"usage: fusehello MOUNTPOINT BACKING [nlink0]\n");
 		return 2;
 	}
 	backing_fd = open(argv[2], O_RDONLY | O_CLOEXEC);
