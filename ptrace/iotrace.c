@@ -1486,9 +1486,18 @@ static void free_closed_tmpfiles(struct iotrace *io, const struct fdtable *fds)
 static void dup_to(struct iotrace *io, struct tracee *t, int oldfd, int newfd,
 		   bool cloexec)
 {
-	struct ofd *o = lookup_fd(io, t, oldfd);
+	struct ofd *o;
 
-	if (!o || newfd < 0)
+	if (newfd < 0)
+		return;
+	/* At the exit newfd is oldfd's description, but its slot still
+	 * holds what the dup2 closed: an oldfd not met yet (received with
+	 * SCM_RIGHTS) would be found to be that one by kcmp against newfd
+	 * (known_description), its handle given to another description. */
+	if (newfd != oldfd)
+		ofd_put(fdtable_take(caller_fds(t), newfd));
+	o = lookup_fd(io, t, oldfd);
+	if (!o)
 		return;
 	/* dup2 over an open fd closes it silently: no close(2) call, no C
 	 * event (as strace counts it); its size was taken at the entry. */

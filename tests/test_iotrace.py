@@ -2503,6 +2503,28 @@ def test_received_descriptors_are_traced(tmp_path):
     assert reads == [("0", "4000"), ("4000", "4000"), ("8000", "2000")]
 
 
+@pytest.mark.parametrize("level", ["files", "full"])
+def test_received_descriptor_dup2_over_another_of_its_file(tmp_path, level):
+    """dup2(R, A): R received over a socket (not met yet), A another open
+    file description of the same file.  Both ftruncates after it are of
+    R's description, opened as fd X: X's handle, not A's.  Found: at the
+    dup2's exit R was looked up by kcmp against A's fd, which is R's
+    description by then, and took A's handle (randio's check "one handle
+    per open file description")."""
+    data = tmp_path / "data"
+    t = run_iowrap(["--level", level, "--", helper("dupreceived"),
+                    str(data)], outdir=tmp_path / "t")
+    assert t.returncode == 0, t.stderr
+    assert t.stdout == "3 4 7\n"  # A X R
+    rows = list(csv.DictReader(open(t.dir / "io.csv")))
+    opened = [row["handle"] for row in rows
+              if row["type"] == "O" and row["path"] == str(data)]
+    truncated = [(row["size"], row["handle"]) for row in rows
+                 if row["type"] == "T"]
+    assert len(opened) == 2 and opened[0] != opened[1]
+    assert truncated == [("1", opened[1]), ("2", opened[1])]
+
+
 def reads_of(t, path):
     """(pid, offset, result, handle) of every R row of the file at path,
     found by its files.csv row (a descriptor got without an open has no

@@ -57,6 +57,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scmfd.h"
+
 #define NAMES 5
 #define SLOTS 8
 #define UNCHECKED (-2LL)
@@ -883,39 +885,16 @@ static void op_fork(void)
  * its own for the same description, learned at its recvmsg. */
 static int receive_fd(int sock, bool cloexec)
 {
-	char byte, control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = control,
-			      .msg_controllen = sizeof(control) };
-	struct cmsghdr *c;
-	int fd;
+	int fd = scm_receive_fd(sock, cloexec ? MSG_CMSG_CLOEXEC : 0);
 
-	if (recvmsg(sock, &msg, cloexec ? MSG_CMSG_CLOEXEC : 0) != 1)
+	if (fd < 0)
 		die("recvmsg");
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		die("SCM_RIGHTS");
-	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
 	return fd;
 }
 
 static void send_fd(int sock, int fd)
 {
-	char byte = 'f', control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = control,
-			      .msg_controllen = sizeof(control) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-	if (sendmsg(sock, &msg, 0) != 1)
+	if (scm_send_fd(sock, fd) < 0)
 		die("sendmsg");
 }
 
