@@ -1796,9 +1796,12 @@ def randio_mismatches(stdout, trace_dir, workdir):
             bad = randio_mismatch(w, r)
             if not bad and w["ofd"] != "0":
                 h = r["handle"]
-                if (handle_of.setdefault(w["ofd"], h) != h
-                        or ofd_of.setdefault(h, w["ofd"]) != w["ofd"]):
-                    bad = f"handle {h}, description {handle_of[w['ofd']]}"
+                if handle_of.setdefault(w["ofd"], h) != h:
+                    bad = (f"description {w['ofd']} has handles "
+                           f"{handle_of[w['ofd']]} and {h}")
+                elif ofd_of.setdefault(h, w["ofd"]) != w["ofd"]:
+                    bad = (f"handle {h} has descriptions {ofd_of[h]} "
+                           f"and {w['ofd']}")
                 elif (w["file_id"] != "-"
                       and inode_of.setdefault(h, r["inode"]) != r["inode"]):
                     bad = f"inode {r['inode']} != {inode_of[h]}"
