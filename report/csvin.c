@@ -202,11 +202,16 @@ size_t cell_len(struct csv_file *cf, int w)
 	return cf->col[w] < 0 ? 0 : cf->rec.field[cf->col[w]].len;
 }
 
+void bad_cell(struct csv_file *cf, const char *column, const char *outcome)
+{
+	workflow_warn(cf->wf, "%s/%s:%zu: bad value in column %s; %s",
+		      cf->t->dir, cf->name, cf->r.line, column, outcome);
+}
+
 void bad_row(struct csv_file *cf, const char *column)
 {
 	cf->prob->skipped++;
-	workflow_warn(cf->wf, "%s/%s:%zu: bad value in column %s; row skipped",
-		      cf->t->dir, cf->name, cf->r.line, column);
+	bad_cell(cf, column, "row skipped");
 }
 
 /* Optional unsigned cell: empty means "not known" (0 here). */

@@ -43,6 +43,8 @@ bool csv_row(struct csv_file *cf);
 const char *cell(struct csv_file *cf, int w);
 size_t cell_len(struct csv_file *cf, int w);
 void bad_row(struct csv_file *cf, const char *column);
+/* A bad value in column the row is kept without: warns what it lost. */
+void bad_cell(struct csv_file *cf, const char *column, const char *outcome);
 bool opt_u64(struct csv_file *cf, int w, uint64_t *out);
 
 #endif

@@ -494,10 +494,10 @@ static const char *const files_cols[F_NCOLS] = {
 	"paths", "dev",		"ino",	  "birth",
 };
 
-/* The file's identity, where the row has a birth time (traces before
- * the birth column have none, nor file systems whose birth times do
- * not last: no identity then). */
-static bool read_identity_cells(struct csv_file *cf, struct tfile *id)
+/* The file's identity cells, where the row has a birth time (traces
+ * before the birth column have none, nor file systems whose birth times
+ * do not last: no identity then); false if one is bad. */
+static bool identity_cells(struct csv_file *cf, struct tfile *id)
 {
 	if (!*cell(cf, F_BIRTH))
 		return true;
@@ -506,6 +506,16 @@ static bool read_identity_cells(struct csv_file *cf, struct tfile *id)
 	       parse_birth_ns(cell(cf, F_BIRTH), &id->birth_ns) &&
 	       parse_dev(cell(cf, F_DEV), &id->dev_major, &id->dev_minor) &&
 	       parse_u64(cell(cf, F_INO), &id->ino);
+}
+
+/* A bad identity is dropped, not the row: its sizes and mount stand
+ * without it, and no identity only means no join by identity. */
+static void read_file_identity(struct csv_file *cf, struct tfile *id)
+{
+	if (identity_cells(cf, id))
+		return;
+	bad_cell(cf, "dev/ino/birth", "no identity");
+	*id = (struct tfile){ 0 };
 }
 
 static void add_file_row(struct csv_file *cf, struct task *t,
@@ -521,11 +531,10 @@ static void add_file_row(struct csv_file *cf, struct task *t,
 	if ((*cell(cf, F_SIZE0) && !parse_i64(cell(cf, F_SIZE0), &s0)) ||
 	    (*cell(cf, F_SIZE1) && !parse_i64(cell(cf, F_SIZE1), &s1)))
 		return bad_row(cf, "size_first_open/size_last_close");
-	if (!read_identity_cells(cf, &id))
-		return bad_row(cf, "dev/ino/birth");
 	sb_reset(words);
 	if (argv_split(cell(cf, F_PATHS), cell_len(cf, F_PATHS), words) < 0)
 		return bad_row(cf, "paths");
+	read_file_identity(cf, &id);
 	cf->prob->rows++;
 	/* The first path: words holds NUL-separated words. */
 	i = task_file_by_inode(t, inode, words->len ? words->buf : "",
