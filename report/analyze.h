@@ -146,6 +146,8 @@ size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
  * and what leads through the name is found by where it leads. */
 bool moves_name_moved_by(const struct analysis *an, const char *path,
 			 size_t len, int64_t t);
+bool moves_name_moved_between(const struct analysis *an, const char *path,
+			      size_t len, int64_t after, int64_t t);
 /* Where the file the name path led to at *since is at time until: renames
  * and exchanges of its name take it along (to the name returned, *len,
  * from *since; *bound: the first move after the last one followed); a

@@ -193,6 +193,27 @@ bool moves_name_moved_by(const struct analysis *an, const char *path,
 	return d != HMAP_NONE && an->name_moved_us[d] <= t;
 }
 
+/* Whether a move that was no symbolic link's rename filled or vacated
+ * the name path after time after and by t (a rename through a linked
+ * directory onto a file that was written through it). */
+bool moves_name_moved_between(const struct analysis *an, const char *path,
+			      size_t len, int64_t after, int64_t t)
+{
+	size_t d = an->nmoves ? hmap_get(&an->names, path, len) : HMAP_NONE;
+
+	if (d == HMAP_NONE || an->name_moved_us[d] > t)
+		return false;
+	for (size_t k = an->name_first[d]; k < an->name_first[d + 1]; k++) {
+		const struct name_move *nm = an->move[an->name_move[k]].nm;
+
+		if (nm->time_us > t)
+			break;
+		if (nm->time_us > after && !nm->link)
+			return true;
+	}
+	return false;
+}
+
 /* The position in name d's moves of its first move from bound on or
  * after t: its moves are in time order, so those before bound that ended
  * by t come first. */

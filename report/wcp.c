@@ -437,16 +437,19 @@ static void index_reached(const struct workflow *wf, struct analysis *an)
 
 /* A version written through a symbolic link is still under the kernel's
  * name its writer's open reached while the writer has it by the name it
- * opened: a rename of that name may have moved the link or (through a
- * linked directory) the file, and where the file went is not known. */
-static bool still_reached(const struct workflow *wf, const struct vertex *v,
-			  int64_t t)
+ * opened and no task's rename filled or vacated that name since it began
+ * (`sed -i L/f`, `mv tmp L/f` under a linked directory L replace the file
+ * the kernel's name holds): a rename of that name may have moved the
+ * link or the file, and where the file went is not known. */
+static bool still_reached(const struct workflow *wf, const struct analysis *an,
+			  const struct vertex *v, int64_t t)
 {
 	const struct tfile *f = &wf->task[v->task].file[v->tfile];
 	size_t len;
 	const char *opened = first_name(f, &len);
 
-	return named_at(wf, v, opened, len, t);
+	return named_at(wf, v, opened, len, t) &&
+	       !moves_name_moved_between(an, opened, len, v->first_us, t);
 }
 
 /* The latest version begun by t, not self's, written through a symbolic
@@ -476,7 +479,7 @@ static size_t reached_version(const struct workflow *wf,
 		const struct vertex *v =
 			&an->vertex[an->reached_version[lo - 1]];
 
-		if (v->task != self && still_reached(wf, v, t))
+		if (v->task != self && still_reached(wf, an, v, t))
 			return an->reached_version[lo - 1];
 	}
 	return NO_INDEX;

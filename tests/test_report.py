@@ -1621,7 +1621,6 @@ def test_a_symlink_is_no_name_of_its_target(tmp_path):
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
 
-
 LINK_OUT = "mkdir real; ln -s $PWD/real/out out"
 
 
@@ -1661,6 +1660,7 @@ def test_a_file_written_through_a_link_removed_by_its_name_is_deleted(
         ("written", "out", "T1", str(d / "real" / "out"), "T2")]
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
 
+
 def test_a_direct_write_after_one_through_a_link_is_read(tmp_path):
     """The later version wins either way: T2 wrote real/out through the
     link out after T1 wrote it by name, T3 read T2's; T4 rewrote it by
@@ -1691,6 +1691,30 @@ def test_a_file_written_through_a_link_moves_with_its_renames(tmp_path):
                                ("T1", "T6", "out2", 2),
                                ("T1", "T8", "out", 2)}
     assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+@pytest.mark.parametrize("scripts, edges, content", [
+    (("sed -i s/a/b/ L/f", "cat real/f > out"),
+     {("T1", "T2", "f", 2), ("T2", "T3", "f", 2)}, "b\n"),
+    (("echo b > L/f.tmp; mv L/f.tmp L/f", "cat real/f > out"),
+     {("T2", "T3", "f", 2)}, "b\n"),
+    (("echo G > L/g", "mv L/g L/f", "cat real/f > out"),
+     {("T2", "T4", "f", 2)}, "G\n"),
+    (("mkdir -p L/x L/sub; echo X > L/x/f", "echo S > L/sub/f",
+      "mv L/sub L/old; mv L/x L/sub", "cat real/sub/f > out"),
+     {("T2", "T5", "f", 2)}, "X\n")],
+    ids=["sed-i", "mv-tmp", "mv-over", "dir-swap"])
+def test_a_rename_through_a_linked_directory_replaces_what_was_written(
+        tmp_path, scripts, edges, content):
+    """T1 wrote real/f through the linked directory L; a rename onto L/f
+    (sed -i, mv of a temporary file or of another file, a directory
+    swapped in) replaced it: a reader of real/f reads what was moved
+    there, not T1's version (found: an edge from T1, or from the writer
+    of the file the rename moved away)."""
+    d, rep = staged_report(
+        tmp_path, "mkdir real; ln -s real L; echo a > L/f", *scripts)
+    assert (d / "out").read_text() == content
+    assert flow_edges(rep) == edges
 
 
 def test_a_link_retargeted_after_a_write_keeps_the_written_file(tmp_path):
