@@ -435,21 +435,52 @@ static void index_reached(const struct workflow *wf, struct analysis *an)
 	free(ref);
 }
 
+/* The part of a name after its last '/'. */
+static const char *last_component(const char *name, size_t len, size_t *rest)
+{
+	const char *slash = memrchr(name, '/', len);
+	const char *start = slash ? slash + 1 : name;
+
+	*rest = len - (size_t)(start - name);
+	return start;
+}
+
+/*
+ * Whether the name the writer opened was itself a symbolic link (its
+ * last name, not a directory on the way): the kernel's name ends in
+ * another last name (`ln -s real/a out`), or the writer made the name a
+ * link.  A rename onto such a name replaced the link (GNU sed -i on a
+ * link does), not the file it led to.
+ */
+static bool opened_a_link(const struct task *writer, const struct tfile *f,
+			  const char *opened, size_t len)
+{
+	size_t a, b;
+	const char *x = last_component(opened, len, &a);
+	const char *y = last_component(f->reached, f->reached_len, &b);
+
+	return a != b || memcmp(x, y, a) != 0 ||
+	       hmap_get(&writer->symlinks, opened, len) != HMAP_NONE;
+}
+
 /* A version written through a symbolic link is still under the kernel's
  * name its writer's open reached while the writer has it by the name it
- * opened and no task's rename filled or vacated that name since it began
- * (`sed -i L/f`, `mv tmp L/f` under a linked directory L replace the file
- * the kernel's name holds): a rename of that name may have moved the
- * link or the file, and where the file went is not known. */
+ * opened and, where that name was no link itself, no task's rename
+ * filled or vacated it since the version began (`sed -i L/f`, `mv tmp
+ * L/f` under a linked directory L replace the file the kernel's name
+ * holds): a rename of that name may have moved the link or the file, and
+ * where the file went is not known. */
 static bool still_reached(const struct workflow *wf, const struct analysis *an,
 			  const struct vertex *v, int64_t t)
 {
-	const struct tfile *f = &wf->task[v->task].file[v->tfile];
+	const struct task *writer = &wf->task[v->task];
+	const struct tfile *f = &writer->file[v->tfile];
 	size_t len;
 	const char *opened = first_name(f, &len);
 
 	return named_at(wf, v, opened, len, t) &&
-	       !moves_name_moved_between(an, opened, len, v->first_us, t);
+	       (opened_a_link(writer, f, opened, len) ||
+		!moves_name_moved_between(an, opened, len, v->first_us, t));
 }
 
 /* The latest version begun by t, not self's, written through a symbolic

@@ -1717,6 +1717,20 @@ def test_a_rename_through_a_linked_directory_replaces_what_was_written(
     assert flow_edges(rep) == edges
 
 
+def test_a_link_replaced_by_a_rename_keeps_the_file_written_through_it(
+        tmp_path):
+    """T2 wrote real/a through the link out; T3's sed -i out renamed a
+    file onto the link (GNU sed replaces a link by a file): real/a still
+    holds T2's version, which T4 reads (the last names differ, so out was
+    the link itself, not a directory on the way)."""
+    d, rep = staged_report(tmp_path,
+                           "mkdir real; echo R > real/a; ln -s real/a out",
+                           "echo A > out", "sed -i s/A/Z/ out",
+                           "cat real/a > r4")
+    assert (d / "r4").read_text() == "A\n" and not (d / "out").is_symlink()
+    assert flow_edges(rep) == {("T2", "T3", "out", 2), ("T2", "T4", "a", 2)}
+
+
 def test_a_link_retargeted_after_a_write_keeps_the_written_file(tmp_path):
     """T1 wrote real/a through out, T2 pointed out at real/b: T3 reading
     real/a reads T1's version; T4 writes real/b through out."""
