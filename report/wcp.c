@@ -435,16 +435,6 @@ static void index_reached(const struct workflow *wf, struct analysis *an)
 	free(ref);
 }
 
-/* The part of a name after its last '/'. */
-static const char *last_component(const char *name, size_t len, size_t *rest)
-{
-	const char *slash = memrchr(name, '/', len);
-	const char *start = slash ? slash + 1 : name;
-
-	*rest = len - (size_t)(start - name);
-	return start;
-}
-
 /*
  * Whether the name the writer opened was itself a symbolic link (its
  * last name, not a directory on the way): the kernel's name ends in
@@ -455,11 +445,11 @@ static const char *last_component(const char *name, size_t len, size_t *rest)
 static bool opened_a_link(const struct task *writer, const struct tfile *f,
 			  const char *opened, size_t len)
 {
-	size_t a, b;
-	const char *x = last_component(opened, len, &a);
-	const char *y = last_component(f->reached, f->reached_len, &b);
+	size_t a = name_dir_len(opened, len);
+	size_t b = name_dir_len(f->reached, f->reached_len);
 
-	return a != b || memcmp(x, y, a) != 0 ||
+	return !same_name(opened + a, len - a, f->reached + b,
+			  f->reached_len - b) ||
 	       hmap_get(&writer->symlinks, opened, len) != HMAP_NONE;
 }
 
