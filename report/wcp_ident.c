@@ -32,10 +32,10 @@ static bool identity_key(const struct task *tk, const struct tfile *f,
 	return true;
 }
 
-/* Written version x's file's identity group (made if new and make);
- * HMAP_NONE if its file has no identity, or no group yet. */
+/* Written version x's file's identity group, made if new; HMAP_NONE if
+ * its file has no identity. */
 static size_t version_group(const struct workflow *wf, struct analysis *an,
-			    size_t x, bool make)
+			    size_t x)
 {
 	const struct vertex *v = &an->vertex[x];
 	const struct task *tk = &wf->task[v->task];
@@ -45,42 +45,39 @@ static size_t version_group(const struct workflow *wf, struct analysis *an,
 	if (v->kind != V_WRITTEN || !identity_key(tk, &tk->file[v->tfile], key))
 		return HMAP_NONE;
 	g = hmap_get(&an->idents, key, sizeof(key));
-	if (g == HMAP_NONE && make) {
+	if (g == HMAP_NONE) {
 		g = an->nidents++;
 		hmap_put(&an->idents, key, sizeof(key), g);
 	}
 	return g;
 }
 
-/* Every written version whose file has an identity, grouped by it:
- * group g's are ident_version[ident_vfirst[g] .. ident_vfirst[g + 1]]. */
+/* Every written version whose file has an identity, grouped by it (one
+ * key per version, counting sort): group g's are
+ * ident_version[ident_vfirst[g] .. ident_vfirst[g + 1]]. */
 void wcp_index_identities(const struct workflow *wf, struct analysis *an)
 {
+	size_t *group = xcalloc(an->nvertices + 1, sizeof(size_t));
 	size_t *next;
 
 	hmap_init(&an->idents);
 	for (size_t x = 0; x < an->nvertices; x++)
-		version_group(wf, an, x, true);
+		group[x] = version_group(wf, an, x);
 	an->ident_vfirst = xcalloc(an->nidents + 1, sizeof(size_t));
-	for (size_t x = 0; x < an->nvertices; x++) {
-		size_t g = version_group(wf, an, x, false);
-
-		if (g != HMAP_NONE)
-			an->ident_vfirst[g + 1]++;
-	}
+	for (size_t x = 0; x < an->nvertices; x++)
+		if (group[x] != HMAP_NONE)
+			an->ident_vfirst[group[x] + 1]++;
 	for (size_t g = 0; g < an->nidents; g++)
 		an->ident_vfirst[g + 1] += an->ident_vfirst[g];
 	an->ident_version =
 		xcalloc(an->ident_vfirst[an->nidents] + 1, sizeof(size_t));
 	next = xcalloc(an->nidents + 1, sizeof(size_t));
 	memcpy(next, an->ident_vfirst, an->nidents * sizeof(size_t));
-	for (size_t x = 0; x < an->nvertices; x++) {
-		size_t g = version_group(wf, an, x, false);
-
-		if (g != HMAP_NONE)
-			an->ident_version[next[g]++] = x;
-	}
+	for (size_t x = 0; x < an->nvertices; x++)
+		if (group[x] != HMAP_NONE)
+			an->ident_version[next[group[x]]++] = x;
 	free(next);
+	free(group);
 }
 
 /*
