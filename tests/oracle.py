@@ -34,13 +34,16 @@ CWD = re.compile(r"\bAT_FDCWD<([^>]*)>")
 ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{2})|(.))", re.S)
 C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f",
              "a": "\a", "b": "\b"}
-# mkstemp-style names (sort's, ar's, sed -i's, zip's, git's), made up
-# anew in each run, and what they are known by.
+# mkstemp-style names (sort's, ar's, sed -i's, zip's, git's, patch's
+# NAME.oXXXXXX, rsync's .NAME.XXXXXX), made up anew in each run, and what
+# they are known by.
 TEMP_NAMES = (
     (re.compile(r"^(sort|st|sed|zi|t|XX|tmp_obj_|tmp_idx_|tmp_pack_|packs_|"
                 r"refs_)[A-Za-z0-9]{6}$"), r"\1XXXXXX"),
     (re.compile(r"^\.tmp-\d+-"), ".tmp-PID-"),
     (re.compile(r"^#\d+$"), "#INO"),  # O_TMPFILE's, before its link
+    (re.compile(r"^(.+\.o)[A-Za-z0-9]{6}$"), r"\1XXXXXX"),
+    (re.compile(r"^(\..+\.)[A-Za-z0-9]{6}$"), r"\1XXXXXX"),
 )
 
 

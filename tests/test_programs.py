@@ -146,6 +146,19 @@ CASES = {
     "copies": ("true", f"{PY} {DATA}/copies.py"),
     "odd_arguments": ("true", f"{PY} {DATA}/odd_arguments.py"),
     "odd_names": ("true", f"{PY} {DATA}/odd_names.py"),
+    # Many threads of one process: the JVM's (javac's too), libuv's pool.
+    # -Xshare:off: no class data archive, whose mapping varies by run.
+    "java": ("true", f"cp {DATA}/JavaIO.java . && javac -d cls JavaIO.java "
+             "&& java -Xshare:off -cp cls JavaIO"),
+    "node": ("true", f"node {DATA}/node_io.js"),
+    # rsync's temporary files and renames, --inplace's rewrites, --delete.
+    "rsync": (TREE, "rsync -a src/ r1/ && rsync -a --inplace src/ r2/ && "
+              "echo more >> src/a/f3 && rsync -a --delete src/ r1/ && "
+              "rsync -a --whole-file src/ r3/"),
+    "diff_patch": (TREE, "cp -r src new && seq 1 50 >> new/a/f2 && "
+                   "sed -i 3d new/c/g4 && (diff -ruN src new > p.diff; "
+                   "true) && cd src && patch -s -p1 < ../p.diff && cd .. && "
+                   "diff -r src new"),
 }
 
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C", "TZ": "UTC",
@@ -154,7 +167,8 @@ ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C", "TZ": "UTC",
        "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z",
        "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z"}
 TOOLS = ("git", "xz", "sqlite3", "fio", "lz4", "zip", "unzip", "bzip2",
-         "busybox", "perl", "awk", "make", "cc", "ar", "tar")
+         "busybox", "perl", "awk", "make", "cc", "ar", "tar", "javac",
+         "java", "node", "rsync", "diff", "patch")
 # Handles with no O row, each case: descriptors.py's child receives two
 # files over a socket after its parent closed them (docs/tracer.md).
 HANDLES_WITHOUT_OPEN = {"descriptors": 2}
