@@ -7,7 +7,7 @@ set -euo pipefail
 # Add packages here (one space-separated list). libc6-dev and linux-libc-dev are
 # listed explicitly because installs use --no-install-recommends (gcc only
 # recommends libc6-dev; ci/build-deps.sh needs the kernel headers).
-PACKAGES="musl-tools musl-dev gcc gcc-multilib libc6-dev linux-libc-dev make dpkg-dev meson ninja-build pkg-config gperf file python3 python3-pytest strace bubblewrap busybox-static clang-format cppcheck util-linux procps slurm-wlm munge snakemake chromium fio xfsprogs git sqlite3 xz-utils zstd lz4 zip unzip bzip2 perl rsync patch nodejs openjdk-17-jdk-headless"
+PACKAGES="musl-tools musl-dev gcc gcc-multilib libc6-dev linux-libc-dev make dpkg-dev meson ninja-build pkg-config gperf file python3 python3-pytest strace bubblewrap busybox-static clang-format cppcheck util-linux procps slurm-wlm munge snakemake chromium fio xfsprogs git sqlite3 xz-utils zstd lz4 zip unzip bzip2 perl rsync patch nodejs openjdk-17-jdk-headless gpg gpg-agent"
 
 die() { echo "install-packages.sh: $*" >&2; exit 1; }
 

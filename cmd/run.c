@@ -50,6 +50,7 @@ struct run_options {
 	bool force;
 	bool strict;
 	bool wait_orphans;
+	long orphan_timeout_s; /* -1: wait for the orphans */
 	char **command;
 };
 
@@ -91,6 +92,9 @@ static const char usage_text[] =
 	"                       when ptrace cannot be used\n"
 	"      --no-wait-orphans  stop tracing when the main process exits;\n"
 	"                       processes left running are detached\n"
+	"      --orphan-timeout SECONDS  once the main process has exited,\n"
+	"                       end the processes left running after SECONDS\n"
+	"                       (SIGTERM, then SIGKILL 2 s later)\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
 	"\n"
@@ -101,9 +105,13 @@ static const char usage_text[] =
 
 static int usage_error(const char *fmt, const char *arg);
 
+/* --orphan-timeout's largest value, a week. */
+#define ORPHAN_TIMEOUT_MAX_S 604800
+
 enum {
 	OPT_STRICT = 256,
 	OPT_NO_WAIT_ORPHANS,
+	OPT_ORPHAN_TIMEOUT,
 	OPT_NO_FOLLOW_CPU,
 	OPT_FOLLOW_CPU,
 	OPT_TRACER_THREADS,
@@ -172,6 +180,8 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "no-wait-orphans", no_argument, NULL, OPT_NO_WAIT_ORPHANS },
+		{ "orphan-timeout", required_argument, NULL,
+		  OPT_ORPHAN_TIMEOUT },
 		{ "no-follow-cpu", no_argument, NULL, OPT_NO_FOLLOW_CPU },
 		{ "follow-cpu", required_argument, NULL, OPT_FOLLOW_CPU },
 		{ "tracer-threads", required_argument, NULL,
@@ -186,6 +196,7 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->wait_orphans = true;
+	o->orphan_timeout_s = -1;
 	o->spin_us = 50;
 	o->follow_cpu = FOLLOW_AUTO;
 	o->tracer_threads = 0; /* one per CPU (tracer_run) */
@@ -257,6 +268,16 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		case OPT_NO_WAIT_ORPHANS:
 			o->wait_orphans = false;
 			break;
+		case OPT_ORPHAN_TIMEOUT: {
+			uint64_t s;
+
+			if (!parse_u64(optarg, &s) || s > ORPHAN_TIMEOUT_MAX_S)
+				return usage_error(
+					"--orphan-timeout takes seconds from 0 to 604800 (a week), not '%s'",
+					optarg);
+			o->orphan_timeout_s = (long)s;
+			break;
+		}
 		case OPT_TRACER_THREADS: {
 			uint64_t n;
 
@@ -305,6 +326,10 @@ static int parse_options(int argc, char **argv, struct run_options *o)
 		return usage_error(
 			"%s",
 			"--no-wait-orphans needs --level summary: a seccomp filter outlives its tracer, so detached processes would see their traced syscalls fail");
+	if (!o->wait_orphans && o->orphan_timeout_s >= 0)
+		return usage_error(
+			"%s",
+			"--orphan-timeout and --no-wait-orphans exclude each other: the orphans are either ended or left running");
 	if (optind >= argc)
 		return usage_error(
 			"%s",
@@ -467,6 +492,20 @@ static void count_main_process(struct tree_totals *t, bool exec_failed)
 	t->execs = exec_failed ? 0 : 1;
 }
 
+/* What --orphan-timeout did, or that its timer could not run. */
+static void note_orphans_ended(struct run_state *st)
+{
+	unsigned terminated, killed;
+
+	signals_orphans_ended(&terminated, &killed);
+	st->summary.orphans_terminated = terminated;
+	st->summary.orphans_killed = killed;
+	if (!signals_orphan_timer_running())
+		trace_problem(
+			&st->sink,
+			"--orphan-timeout: its timer could not be set, so the processes left running were waited for");
+}
+
 static void run_traced(struct run_state *st, struct launch *l)
 {
 	struct tracer_config cfg = {
@@ -500,6 +539,8 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.totals.processes_max_concurrent = res.max_concurrent;
 	st->summary.totals_source = "ptrace-exit-stops";
 	st->summary.orphans_detached = res.orphans_detached;
+	if (st->opt.orphan_timeout_s >= 0)
+		note_orphans_ended(st);
 	st->summary.syscall_stops = res.syscall_stops;
 	st->summary.unknown_syscalls = res.unknown_syscalls;
 	st->summary.used_io_uring = res.used_io_uring;
@@ -688,6 +729,7 @@ static int finish(struct run_state *st)
 {
 	st->summary.command = st->opt.command;
 	st->summary.wait_orphans = st->opt.wait_orphans;
+	st->summary.orphan_timeout_s = st->opt.orphan_timeout_s;
 	st->summary.level = trace_level_name(st->opt.level);
 	if (!st->summary.end_us)
 		st->summary.end_us = now_realtime_us();
@@ -862,6 +904,8 @@ static int start_task(struct run_state *st)
 
 	if (err)
 		return run_in_place(st, err);
+	if (st->opt.orphan_timeout_s >= 0)
+		signals_set_orphan_timeout(st->opt.orphan_timeout_s);
 	signals_set_target(l.pid);
 	/* Nowhere to write a trace: do not slow the task for nothing. */
 	err = trace_has_dir(&st->sink) ? check_own_proc() : -ENOTDIR;

@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +49,23 @@ static atomic_uint last_scan_of[NSIG];
 static sigset_t forward_set;
 static int forward_fd = -1;
 static pthread_mutex_t forward_lock = PTHREAD_MUTEX_INITIALIZER;
+/* iowrap's own traced helpers (the tracer threads' doorbells): no
+ * process of the task, so no scan signals them.  Lock-free: read in a
+ * signal handler. */
+#define SPARED_MAX 32
+static _Atomic pid_t spared[SPARED_MAX];
+/*
+ * --orphan-timeout: once the main process has ended, the processes of the
+ * task still running get SIGTERM when the timer first fires, and SIGKILL
+ * at each later firing, ORPHAN_KILL_AFTER_S apart, while any is left.
+ * The forwarding thread alone reads the timer and does the scans.
+ */
+#define ORPHAN_KILL_AFTER_S 2
+static long orphan_timeout_s = -1;
+static int orphan_timer = -1;
+static bool orphans_termed;
+static atomic_int orphan_timer_failed;
+static atomic_uint orphans_terminated, orphans_killed;
 
 /* Appends the decimal digits of v at p; returns the new end.  (snprintf
  * is not async-signal-safe.) */
@@ -115,6 +133,25 @@ static int pidfd_signal(int pidfd, int sig)
 	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
+void signals_spare(pid_t pid, bool spare)
+{
+	for (size_t i = 0; i < SPARED_MAX; i++) {
+		pid_t expected = spare ? 0 : pid;
+
+		if (atomic_compare_exchange_strong(&spared[i], &expected,
+						   spare ? pid : 0))
+			return;
+	}
+}
+
+static bool is_spared(pid_t pid)
+{
+	for (size_t i = 0; i < SPARED_MAX; i++)
+		if (atomic_load(&spared[i]) == pid)
+			return true;
+	return false;
+}
+
 /*
  * Sends sig to pid if iowrap traces it.  The pidfd is taken before the
  * check, so that the signal reaches the very process that was checked or
@@ -122,7 +159,11 @@ static int pidfd_signal(int pidfd, int sig)
  */
 static bool signal_if_traced(pid_t pid, int sig)
 {
-	int pidfd = pidfd_open_pid(pid);
+	int pidfd;
+
+	if (is_spared(pid))
+		return false;
+	pidfd = pidfd_open_pid(pid);
 	int open_errno = errno;
 	bool sent = false;
 
@@ -299,7 +340,7 @@ static void signal_new_pids(long from, int sig)
  * child made before its parent got the signal gets it too, as from a
  * kill of a process group, where the kernel sees to it.
  */
-static void signal_tracees(int sig)
+static size_t signal_tracees(int sig)
 {
 	long from = last_pid();
 
@@ -311,6 +352,7 @@ static void signal_tracees(int sig)
 	scan_nsorted = scan_nsent;
 	signal_new_pids(from, sig);
 	atomic_fetch_add(&scans_finished, 1);
+	return scan_nsent;
 }
 
 unsigned signals_scans_finished(void)
@@ -429,15 +471,54 @@ void signals_settle(void)
 	pthread_mutex_unlock(&forward_lock);
 }
 
+/* Fires once, seconds from now (0: at once; an all-zero time would
+ * disarm it). */
+static void arm_orphan_timer(long seconds)
+{
+	struct itimerspec when = { .it_value = { .tv_sec = seconds,
+						 .tv_nsec = seconds ? 0 : 1 } };
+
+	if (orphan_timer >= 0 &&
+	    timerfd_settime(orphan_timer, 0, &when, NULL) < 0)
+		atomic_store(&orphan_timer_failed, 1);
+}
+
+/* The timer fired: SIGTERM the first time, then SIGKILL while any is
+ * left (one forked while a scan ran may have been missed). */
+static void end_orphans(void)
+{
+	uint64_t expirations;
+	size_t sent;
+
+	if (read(orphan_timer, &expirations, sizeof(expirations)) !=
+	    (ssize_t)sizeof(expirations))
+		return;
+	pthread_mutex_lock(&forward_lock);
+	if (!orphans_termed) {
+		orphans_termed = true;
+		sent = signal_tracees(SIGTERM);
+		atomic_fetch_add(&orphans_terminated, (unsigned)sent);
+	} else {
+		sent = signal_tracees(SIGKILL);
+		atomic_fetch_add(&orphans_killed, (unsigned)sent);
+	}
+	pthread_mutex_unlock(&forward_lock);
+	if (sent)
+		arm_orphan_timer(ORPHAN_KILL_AFTER_S);
+}
+
 static void *forwarder_main(void *arg)
 {
-	struct pollfd pfd = { .fd = forward_fd, .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = forward_fd, .events = POLLIN },
+				 { .fd = orphan_timer, .events = POLLIN } };
 
 	(void)arg;
 	for (;;) {
-		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			return NULL;
 		signals_settle();
+		if (pfd[1].revents & POLLIN)
+			end_orphans();
 	}
 }
 
@@ -458,6 +539,14 @@ static void forward_by_handler(void)
 	sigprocmask(SIG_UNBLOCK, &forward_set, NULL);
 }
 
+/* Without the forwarding thread no one reads the orphans' timer. */
+static void drop_orphan_timer(void)
+{
+	if (orphan_timer >= 0)
+		close(orphan_timer);
+	orphan_timer = -1;
+}
+
 static void start_forwarder(void)
 {
 	pthread_t thread;
@@ -465,8 +554,11 @@ static void start_forwarder(void)
 	sigset_t all, old;
 	int err;
 
+	/* The handlers' scans and the thread's must not overlap: no
+	 * thread, no timer. */
 	if (forward_fd < 0 || pthread_attr_init(&attr) != 0) {
 		forward_by_handler();
+		drop_orphan_timer();
 		return;
 	}
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -476,8 +568,10 @@ static void start_forwarder(void)
 	err = pthread_create(&thread, &attr, forwarder_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	if (err)
+	if (err) {
 		forward_by_handler();
+		drop_orphan_timer();
+	}
 }
 
 static void tick_handler(int sig)
@@ -544,6 +638,31 @@ void signals_set_target(pid_t pid)
 void signals_main_ended(void)
 {
 	atomic_store(&main_gone, 1);
+}
+
+void signals_main_reaped(void)
+{
+	if (orphan_timeout_s >= 0)
+		arm_orphan_timer(orphan_timeout_s);
+}
+
+void signals_set_orphan_timeout(long seconds)
+{
+	orphan_timer =
+		timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (orphan_timer >= 0)
+		orphan_timeout_s = seconds;
+}
+
+bool signals_orphan_timer_running(void)
+{
+	return orphan_timer >= 0 && !atomic_load(&orphan_timer_failed);
+}
+
+void signals_orphans_ended(unsigned *terminated, unsigned *killed)
+{
+	*terminated = atomic_load(&orphans_terminated);
+	*killed = atomic_load(&orphans_killed);
 }
 
 static void set_ticker(long usec)

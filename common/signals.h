@@ -31,6 +31,8 @@ void signals_set_target(pid_t pid);
  * traced by iowrap and reached through a pidfd.
  */
 void signals_main_ended(void);
+/* iowrap has reaped the main process: --orphan-timeout's time starts. */
+void signals_main_reaped(void);
 /*
  * Forwards every signal sent to iowrap so far.  Called at a tracee's exit
  * stop, so that a signal it sent is judged while it is still traced (no
@@ -62,6 +64,21 @@ void signals_catch_up(pid_t pid, unsigned finished);
  */
 bool signals_scanned(void);
 void signals_share_pending(pid_t creator, pid_t child);
+/*
+ * --orphan-timeout: seconds after the main process has ended (0: at
+ * once), the processes of the task still running get SIGTERM, and those
+ * left ORPHAN_KILL_AFTER_S (2) seconds later SIGKILL, again each 2 s
+ * while any is left: what a container's or a Slurm step's end does to
+ * them.  Before signals_set_target.  Running is false if no timer could
+ * be made or set, or the forwarding thread that reads it could not start.
+ * Ended: how many processes each signal was sent to.
+ */
+void signals_set_orphan_timeout(long seconds);
+bool signals_orphan_timer_running(void);
+void signals_orphans_ended(unsigned *terminated, unsigned *killed);
+/* A process of iowrap's own that it traces (a tracer thread's doorbell),
+ * never to be signalled as one of the task's; false when it is gone. */
+void signals_spare(pid_t pid, bool spare);
 /* A SIGALRM every second sets signals_tick (and interrupts waitpid). */
 void signals_start_ticker(void);
 void signals_stop_ticker(void);

@@ -91,6 +91,12 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 	json_bool(j, "complete", complete);
 	json_bool(j, "wait_orphans", s->wait_orphans);
 	json_u64(j, "orphans_detached", s->orphans_detached);
+	if (s->orphan_timeout_s >= 0)
+		json_i64(j, "orphan_timeout_s", s->orphan_timeout_s);
+	else
+		json_null(j, "orphan_timeout_s");
+	json_u64(j, "orphans_terminated", s->orphans_terminated);
+	json_u64(j, "orphans_killed", s->orphans_killed);
 	json_u64(j, "syscall_stops", s->syscall_stops);
 	json_u64(j, "unknown_syscalls", s->unknown_syscalls);
 	json_bool(j, "used_io_uring", s->used_io_uring);

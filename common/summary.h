@@ -52,6 +52,10 @@ struct run_summary {
 	const char *untraced_reason;
 	bool wait_orphans;
 	uint64_t orphans_detached;
+	/* --orphan-timeout's seconds (-1: none), and the processes it sent
+	 * SIGTERM and SIGKILL to */
+	int64_t orphan_timeout_s;
+	uint64_t orphans_terminated, orphans_killed;
 	uint64_t syscall_stops; /* seccomp and syscall-exit stops */
 	uint64_t unknown_syscalls; /* trapped syscalls not in our tables */
 	bool used_io_uring; /* its operations are not traced one by one */

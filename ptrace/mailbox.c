@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "signals.h"
 #include "util.h"
 #include "vmchild.h"
 
@@ -68,6 +69,7 @@ static int doorbell_start(struct mailbox *box)
 	if (pid > 0 &&
 	    ptrace(PTRACE_SEIZE, pid, 0L, (long)PTRACE_O_EXITKILL) == 0) {
 		box->doorbell = pid;
+		signals_spare(pid, true);
 		return 0;
 	}
 	err = pid < 0 ? pid : -errno;
@@ -87,13 +89,16 @@ int mailbox_open(struct mailbox *box)
 /* Reaped by the owner's wait: its stack is free again. */
 void mailbox_doorbell_died(struct mailbox *box)
 {
+	signals_spare(box->doorbell, false);
 	doorbell_start(box);
 }
 
 void mailbox_close(struct mailbox *box)
 {
-	if (box->doorbell > 0)
+	if (box->doorbell > 0) {
 		doorbell_kill(box->doorbell);
+		signals_spare(box->doorbell, false);
+	}
 	free(box->mail);
 	free(box->stack);
 	memset(box, 0, sizeof(*box));

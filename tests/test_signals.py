@@ -6,6 +6,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -448,3 +449,114 @@ def test_under_strace_iowrap_falls_back(tmp_path, level):
     assert p.stdout == open("/etc/hostname").read()
     assert p.returncode == 3
     assert p.stderr.endswith("; running the task untraced\n")
+
+
+# An orphan that says it is ready, then waits; on SIGTERM, unless it
+# ignores it, it writes term.out and exits 5.
+ORPHAN = ("import pathlib, signal, sys\n"
+          "def done(*_):\n"
+          "    pathlib.Path('term.out').write_text('TERM')\n"
+          "    sys.exit(5)\n"
+          "signal.signal(signal.SIGTERM, signal.SIG_IGN if sys.argv[1] == "
+          "'ignore' else done)\n"
+          "pathlib.Path('ready').write_text('')\n"
+          "while True:\n"
+          "    signal.pause()\n")
+
+
+def run_leaving_an_orphan(tmp_path, level, on_term, timeout="0"):
+    """sh starts the orphan, waits until it is ready, exits 3."""
+    (tmp_path / "orphan.py").write_text(ORPHAN)
+    p = start(tmp_path, "sh", "-c",
+              f"/usr/bin/python3 orphan.py {on_term} & "
+              "while [ ! -e ready ]; do sleep 0.01; done; exit 3",
+              opts=("-l", level, "--orphan-timeout", timeout),
+              cwd=tmp_path)
+    out, err = p.communicate(timeout=60)
+    assert (p.returncode, out, err) == (3, "", "")
+    return Trace(p, tmp_path / "t")
+
+
+def orphan_ends(t, on_term):
+    """How the orphan ended, and what the summary says of the timeout."""
+    tracing = t.summary["tracing"]
+    return ([(r["end"], r["exit_code"], r["exit_signal"]) for r in t.procs
+             if r["argv"] == f"/usr/bin/python3 orphan.py {on_term}"],
+            (tracing["orphan_timeout_s"], tracing["orphans_terminated"],
+             tracing["orphans_killed"], tracing["complete"]))
+
+
+@pytest.mark.parametrize("level", ["summary", "full"])
+def test_orphan_timeout_ends_the_orphans_with_sigterm(tmp_path, level):
+    """--orphan-timeout: once iowrap has reaped the main process, the
+    processes left running get SIGTERM (here at once); the main's exit
+    status stays iowrap's, and the orphan is traced to its end."""
+    t = run_leaving_an_orphan(tmp_path, level, "handle")
+    assert (tmp_path / "term.out").read_text() == "TERM"
+    assert orphan_ends(t, "handle") == ([("exited", "5", "")],
+                                        (0, 1, 0, True))
+
+
+@pytest.mark.parametrize("level", ["summary", "full"])
+def test_orphan_timeout_kills_an_orphan_that_ignores_sigterm(tmp_path,
+                                                             level):
+    t = run_leaving_an_orphan(tmp_path, level, "ignore", "1")
+    assert not (tmp_path / "term.out").exists()
+    assert orphan_ends(t, "ignore") == ([("exited", "", "9")],
+                                        (1, 1, 1, True))
+
+
+def test_without_orphan_timeout_the_summary_says_none(tmp_path):
+    p = start(tmp_path, "true")
+    p.communicate(timeout=30)
+    tracing = Trace(p, tmp_path / "t").summary["tracing"]
+    assert (tracing["orphan_timeout_s"], tracing["orphans_terminated"],
+            tracing["orphans_killed"]) == (None, 0, 0)
+
+
+@pytest.mark.skipif(not shutil.which("gpg"), reason="gpg not installed")
+def test_orphan_timeout_ends_the_agent_gpg_leaves_behind(tmp_path):
+    """gpg -c starts a gpg-agent daemon that outlives it: without
+    --orphan-timeout iowrap (and the workflow step) would wait for ever."""
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    (tmp_path / "f").write_text("secret\n")
+    env = dict(os.environ, GNUPGHOME=str(home))
+    p = start(tmp_path, "gpg", "--batch", "--passphrase", "x",
+              "--pinentry-mode", "loopback", "-c", "f",
+              opts=("-l", "full", "--orphan-timeout", "0"), cwd=tmp_path,
+              env=env)
+    p.communicate(timeout=60)
+    assert p.returncode == 0
+    dec = subprocess.run(["gpg", "--batch", "--passphrase", "x",
+                          "--pinentry-mode", "loopback", "-d", "f.gpg"],
+                         cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=60)
+    subprocess.run(["gpgconf", "--kill", "gpg-agent"], env=env,
+                   capture_output=True, timeout=60)
+    assert dec.stdout == "secret\n"
+    t = Trace(p, tmp_path / "t")
+    agents = [r for r in t.procs if r["exe"].endswith("/gpg-agent")]
+    daemon = [r for r in agents if r["ppid"] in {a["pid"] for a in agents}]
+    assert len(daemon) == 1
+    tracing = t.summary["tracing"]
+    assert (tracing["orphans_terminated"], tracing["complete"]) == (1, True)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--orphan-timeout", "-1"], "--orphan-timeout takes seconds from 0 to "
+     "604800 (a week), not '-1'"),
+    (["--orphan-timeout", "604801"], "--orphan-timeout takes seconds from 0 "
+     "to 604800 (a week), not '604801'"),
+    (["--orphan-timeout", "1s"], "--orphan-timeout takes seconds from 0 to "
+     "604800 (a week), not '1s'"),
+    (["--orphan-timeout", "5", "--no-wait-orphans"], "--orphan-timeout and "
+     "--no-wait-orphans exclude each other: the orphans are either ended "
+     "or left running"),
+])
+def test_orphan_timeout_usage_errors(tmp_path, args, message):
+    p = subprocess.run([str(IOWRAP), "-o", str(tmp_path / "t"), *args, "--",
+                        "true"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 125
+    assert p.stderr == f"iowrap: {message}; see iowrap --help\n"
+    assert not (tmp_path / "t").exists()
