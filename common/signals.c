@@ -713,8 +713,13 @@ bool signals_orphan_timer_running(void)
 
 void signals_orphans_ended(unsigned *terminated, unsigned *killed)
 {
+	/* After a round under way: a process it killed may be reaped, and
+	 * the tracing over, before the scan has gone through /proc and
+	 * added its count. */
+	pthread_mutex_lock(&forward_lock);
 	*terminated = atomic_load(&orphans_terminated);
 	*killed = atomic_load(&orphans_killed);
+	pthread_mutex_unlock(&forward_lock);
 }
 
 static void set_ticker(long usec)
