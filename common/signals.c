@@ -66,6 +66,9 @@ static int orphan_timer = -1;
 static bool orphans_termed;
 static atomic_int orphan_timer_failed;
 static atomic_uint orphans_terminated, orphans_killed;
+/* The number of the SIGTERM round's scan (0: none yet): a forwarded
+ * SIGTERM's scans are not the round's. */
+static atomic_uint orphan_term_scan;
 
 /* Appends the decimal digits of v at p; returns the new end.  (snprintf
  * is not async-signal-safe.) */
@@ -369,6 +372,46 @@ static void wait_for_scans(unsigned started)
 		nanosleep(&nap, NULL);
 }
 
+/* Did an --orphan-timeout round send sig in a scan after the first
+ * `finished` ones?  Only those rounds scan with SIGKILL. */
+static bool orphan_round_since(int sig, unsigned finished)
+{
+	if (sig == SIGKILL)
+		return atomic_load(&last_scan_of[SIGKILL]) > finished;
+	return sig == SIGTERM && atomic_load(&orphan_term_scan) > finished;
+}
+
+static bool is_pending(pid_t pid, int sig)
+{
+	struct proc_status st;
+
+	return read_status(pid, &st) == 0 &&
+	       (st.sig_pending & (UINT64_C(1) << (sig - 1)));
+}
+
+/*
+ * A process the scan passed by (parked for a handover, or made in the
+ * middle of a fork) is sent an orphan round's signal apart: it counts as
+ * one the round reached, unless the scan reached it as well (the signal
+ * already pending) and counted it then.
+ */
+static void send_apart(pid_t pid, int sig, unsigned finished,
+		       bool (*send)(pid_t, int))
+{
+	bool counts = orphan_round_since(sig, finished) &&
+		      !is_pending(pid, sig);
+
+	if (!send(pid, sig) || !counts)
+		return;
+	atomic_fetch_add(sig == SIGKILL ? &orphans_killed : &orphans_terminated,
+			 1);
+}
+
+static bool send_held(pid_t pid, int sig)
+{
+	return kill(pid, sig) == 0;
+}
+
 void signals_catch_up(pid_t pid, unsigned finished)
 {
 	unsigned started = atomic_load(&scans_started);
@@ -380,7 +423,7 @@ void signals_catch_up(pid_t pid, unsigned finished)
 	wait_for_scans(started);
 	for (int sig = 1; sig < NSIG; sig++)
 		if (atomic_load(&last_scan_of[sig]) > finished)
-			kill(pid, sig);
+			send_apart(pid, sig, finished, send_held);
 }
 
 bool signals_scanned(void)
@@ -404,7 +447,7 @@ void signals_share_pending(pid_t creator, pid_t child)
 
 		if (atomic_load(&last_scan_of[sig]) &&
 		    (st.sig_pending & (UINT64_C(1) << (sig - 1))))
-			signal_if_traced(child, sig);
+			send_apart(child, sig, 0, signal_if_traced);
 	}
 }
 
@@ -488,7 +531,7 @@ static void arm_orphan_timer(long seconds)
 static void end_orphans(void)
 {
 	uint64_t expirations;
-	size_t sent;
+	bool again;
 
 	if (read(orphan_timer, &expirations, sizeof(expirations)) !=
 	    (ssize_t)sizeof(expirations))
@@ -496,14 +539,23 @@ static void end_orphans(void)
 	pthread_mutex_lock(&forward_lock);
 	if (!orphans_termed) {
 		orphans_termed = true;
-		sent = signal_tracees(SIGTERM);
-		atomic_fetch_add(&orphans_terminated, (unsigned)sent);
+		/* Scans are numbered from 1, one at a time under the lock. */
+		atomic_store(&orphan_term_scan,
+			     atomic_load(&scans_started) + 1);
+		atomic_fetch_add(&orphans_terminated,
+				 (unsigned)signal_tracees(SIGTERM));
+		/* Always a SIGKILL round: one parked for a handover while
+		 * the scan ran got SIGTERM apart (signals_catch_up), and may
+		 * ignore it. */
+		again = true;
 	} else {
-		sent = signal_tracees(SIGKILL);
+		size_t sent = signal_tracees(SIGKILL);
+
 		atomic_fetch_add(&orphans_killed, (unsigned)sent);
+		again = sent > 0;
 	}
 	pthread_mutex_unlock(&forward_lock);
-	if (sent)
+	if (again)
 		arm_orphan_timer(ORPHAN_KILL_AFTER_S);
 }
 
@@ -661,8 +713,13 @@ bool signals_orphan_timer_running(void)
 
 void signals_orphans_ended(unsigned *terminated, unsigned *killed)
 {
+	/* After a round under way: a process it killed may be reaped, and
+	 * the tracing over, before the scan has gone through /proc and
+	 * added its count. */
+	pthread_mutex_lock(&forward_lock);
 	*terminated = atomic_load(&orphans_terminated);
 	*killed = atomic_load(&orphans_killed);
+	pthread_mutex_unlock(&forward_lock);
 }
 
 static void set_ticker(long usec)
