@@ -472,10 +472,7 @@ static void add_reach_span(struct reach_spans *s, int64_t from, int64_t last)
 		last = s->last;
 	if (from > last)
 		return;
-	if (s->n == s->alloc) {
-		s->alloc = s->alloc ? 2 * s->alloc : 64;
-		s->span = xrealloc(s->span, s->alloc * sizeof(*s->span));
-	}
+	s->span = xgrow(s->span, &s->alloc, s->n, sizeof(*s->span));
 	s->span[s->n++] = (struct reach_span){ s->k, s->task, from, last };
 }
 
@@ -580,8 +577,8 @@ static void index_reached(const struct workflow *wf, struct analysis *an)
 }
 
 /* The latest version begun by t, not self's, written through a symbolic
- * link to the file named path and still under it then (reached_spans);
- * NO_INDEX if none. */
+ * link to the file named path and still under it then
+ * (index_reached_spans); NO_INDEX if none. */
 static size_t reached_version(const struct analysis *an, const char *path,
 			      size_t len, size_t self, int64_t t)
 {
