@@ -86,6 +86,25 @@ struct edge {
 	int64_t cost_us;
 };
 
+/* A time span [from, last] over which entry k of a name's list is live,
+ * and the task it is of. */
+struct reach_span {
+	size_t k, task;
+	int64_t from, last;
+};
+
+struct reach_best; /* wcp_reach.c */
+
+/* Per name, its spans' start and end times cut time into slots, and a
+ * segment tree over them keeps, per node, the latest entry live over the
+ * node's slots and the latest of another task (wcp_reach.c). */
+struct reach_index {
+	size_t *xfirst; /* name d's slots: x[xfirst[d] .. xfirst[d + 1]],
+			 * its tree node[2 * xfirst[d] ..] */
+	int64_t *x; /* each slot's first time, ascending */
+	struct reach_best *node;
+};
+
 struct analysis {
 	struct gfile *file;
 	size_t nfiles, files_alloc;
@@ -108,6 +127,10 @@ struct analysis {
 	size_t nnames;
 	int64_t *name_moved_us; /* name k's first move that was no symbolic
 				 * link's rename; INT64_MAX: none */
+	size_t *name_file_move; /* per position in name_move, the first
+				 * from there in its name's moves that was
+				 * no symbolic link's rename (its name's end:
+				 * none) */
 	size_t *name_vfirst, *name_version; /* name k's versions renamed by
 					     * their writers, as above */
 	struct hmap reached; /* the kernel's name of a file written
@@ -117,6 +140,8 @@ struct analysis {
 						   * reached_version[
 						   * reached_vfirst[k] ..
 						   * reached_vfirst[k + 1]] */
+	struct reach_index reach; /* when each of those is under its name
+				   * (wcp_reach.c) */
 	struct hmap idents; /* a file's identity -> its group (wcp_ident.c) */
 	size_t *ident_vfirst, *ident_version; /* group k's versions, as
 					       * above */
@@ -146,8 +171,10 @@ size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
  * and what leads through the name is found by where it leads. */
 bool moves_name_moved_by(const struct analysis *an, const char *path,
 			 size_t len, int64_t t);
-bool moves_name_moved_between(const struct analysis *an, const char *path,
-			      size_t len, int64_t after, int64_t t);
+/* Whether such a move filled or vacated the name path after time after,
+ * and when the first did (*when). */
+bool moves_name_moved_after(const struct analysis *an, const char *path,
+			    size_t len, int64_t after, int64_t *when);
 /* Where the file the name path led to at *since is at time until: renames
  * and exchanges of its name take it along (to the name returned, *len,
  * from *since; *bound: the first move after the last one followed); a
@@ -184,5 +211,13 @@ void wcp_identities_release(struct analysis *an);
 /* The longest path by cost through the DAG in O(V + E): Kahn's
  * topological order, then one relaxation per edge (wcp_path.c). */
 void wcp_longest_path(struct analysis *an);
+/* Indexes names 0 .. names - 1, whose spans are span[sfirst[d] ..
+ * sfirst[d + 1]], and answers: of name d's entries live at time t, the
+ * latest (greatest k) not of task self; NO_INDEX if none. */
+void reach_index_build(struct reach_index *ri, size_t names,
+		       const size_t *sfirst, const struct reach_span *span);
+size_t reach_index_latest(const struct reach_index *ri, size_t d, size_t self,
+			  int64_t t);
+void reach_index_release(struct reach_index *ri);
 
 #endif

@@ -77,21 +77,30 @@ static void index_by_name(struct analysis *an)
 	free(from);
 }
 
-/* When a move that was no symbolic link's rename first filled or vacated
- * each name; INT64_MAX: none did. */
+static bool moved_a_file(const struct analysis *an, size_t pos)
+{
+	return !an->move[an->name_move[pos]].nm->link;
+}
+
+/* Per position in each name's moves, the position of its first move from
+ * there on that was no symbolic link's rename (the name's end: none), and
+ * when such a move first filled or vacated each name (INT64_MAX: none
+ * did). */
 static void index_file_moves(struct analysis *an)
 {
 	an->name_moved_us = xcalloc(an->nnames + 1, sizeof(int64_t));
+	an->name_file_move = xcalloc(2 * an->nmoves + 1, sizeof(size_t));
 	for (size_t d = 0; d < an->nnames; d++) {
-		size_t k = an->name_first[d];
+		size_t end = an->name_first[d + 1], next = end;
 
-		while (k < an->name_first[d + 1] &&
-		       an->move[an->name_move[k]].nm->link)
-			k++;
+		for (size_t p = end; p > an->name_first[d]; p--) {
+			if (moved_a_file(an, p - 1))
+				next = p - 1;
+			an->name_file_move[p - 1] = next;
+		}
 		an->name_moved_us[d] =
-			k < an->name_first[d + 1] ?
-				an->move[an->name_move[k]].nm->time_us :
-				INT64_MAX;
+			next < end ? an->move[an->name_move[next]].nm->time_us :
+				     INT64_MAX;
 	}
 }
 
@@ -193,27 +202,6 @@ bool moves_name_moved_by(const struct analysis *an, const char *path,
 	return d != HMAP_NONE && an->name_moved_us[d] <= t;
 }
 
-/* Whether a move that was no symbolic link's rename filled or vacated
- * the name path after time after and by t (a rename through a linked
- * directory onto a file that was written through it). */
-bool moves_name_moved_between(const struct analysis *an, const char *path,
-			      size_t len, int64_t after, int64_t t)
-{
-	size_t d = an->nmoves ? hmap_get(&an->names, path, len) : HMAP_NONE;
-
-	if (d == HMAP_NONE || an->name_moved_us[d] > t)
-		return false;
-	for (size_t k = an->name_first[d]; k < an->name_first[d + 1]; k++) {
-		const struct name_move *nm = an->move[an->name_move[k]].nm;
-
-		if (nm->time_us > t)
-			break;
-		if (nm->time_us > after && !nm->link)
-			return true;
-	}
-	return false;
-}
-
 /* The position in name d's moves of its first move from bound on or
  * after t: its moves are in time order, so those before bound that ended
  * by t come first. */
@@ -232,6 +220,26 @@ static size_t name_pos(const struct analysis *an, size_t d, size_t bound,
 			hi = mid;
 	}
 	return lo;
+}
+
+bool moves_name_moved_after(const struct analysis *an, const char *path,
+			    size_t len, int64_t after, int64_t *when)
+{
+	size_t d = an->nmoves ? hmap_get(&an->names, path, len) : HMAP_NONE;
+	size_t p;
+
+	if (d == HMAP_NONE)
+		return false;
+	/* Its moves are in time order: the first after time after, then
+	 * the first from there that moved a file. */
+	p = name_pos(an, d, an->nmoves, after);
+	if (p == an->name_first[d + 1])
+		return false;
+	p = an->name_file_move[p];
+	if (p == an->name_first[d + 1])
+		return false;
+	*when = an->move[an->name_move[p]].nm->time_us;
+	return true;
 }
 
 size_t moves_last_at(const struct analysis *an, const char *path, size_t len,
@@ -327,11 +335,13 @@ void moves_release(struct analysis *an)
 	free(an->name_first);
 	free(an->name_move);
 	free(an->name_moved_us);
+	free(an->name_file_move);
 	free(an->name_vfirst);
 	free(an->name_version);
 	free(an->reached_vfirst);
 	free(an->reached_version);
 	hmap_release(&an->reached);
+	reach_index_release(&an->reach);
 	for (size_t b = 0; b < an->nbelow; b++) {
 		free(an->below[b].nm.from);
 		free(an->below[b].nm.to);

@@ -238,6 +238,15 @@ static const char *access_name(const struct tfile *f, int64_t t, size_t *len,
 	return first_name(f, len);
 }
 
+/* Whether move m, of a record first opened or used at time from, took it
+ * from the name path to m->to. */
+static bool carries_name(const struct name_move *m, int64_t from,
+			 const char *path, size_t len)
+{
+	return m->carries && m->time_us >= from &&
+	       same_name(m->from, m->from_len, path, len);
+}
+
 /*
  * The names version v had by time t, in order: its writer's record's,
  * from the name it was first opened by, through the writer's own renames
@@ -262,8 +271,7 @@ static void version_names(const struct workflow *wf, const struct vertex *v,
 
 		if (m->time_us > t)
 			break;
-		if (m->carries && m->time_us >= from &&
-		    same_name(m->from, m->from_len, path, len)) {
+		if (carries_name(m, from, path, len)) {
 			path = m->to;
 			len = m->to_len;
 			name(ctx, path, len);
@@ -408,6 +416,138 @@ static size_t reached_key(const struct workflow *wf, struct analysis *an,
 	return d;
 }
 
+/*
+ * Whether the name the writer opened was itself a symbolic link (its
+ * last name, not a directory on the way): the kernel's name ends in
+ * another last name (`ln -s real/a out`), or the writer made the name a
+ * link.  A rename onto such a name replaced the link (GNU sed -i on a
+ * link does), not the file it led to.
+ */
+static bool opened_a_link(const struct task *writer, const struct tfile *f,
+			  const char *opened, size_t len)
+{
+	size_t a = name_dir_len(opened, len);
+	size_t b = name_dir_len(f->reached, f->reached_len);
+
+	return !same_name(opened + a, len - a, f->reached + b,
+			  f->reached_len - b) ||
+	       hmap_get(&writer->symlinks, opened, len) != HMAP_NONE;
+}
+
+/* The last time version v, written through a symbolic link, can be under
+ * the kernel's name its writer's open reached: where the name it opened
+ * was no link itself, before the first rename by any task that filled or
+ * vacated that name since the version began (`sed -i L/f`, `mv tmp L/f`
+ * under a linked directory L replace the file the kernel's name holds):
+ * a rename of that name may have moved the link or the file, and where
+ * the file went is not known.  INT64_MAX: no such end. */
+static int64_t reached_last(const struct workflow *wf,
+			    const struct analysis *an, const struct vertex *v)
+{
+	const struct task *writer = &wf->task[v->task];
+	const struct tfile *f = &writer->file[v->tfile];
+	size_t len;
+	const char *opened = first_name(f, &len);
+	int64_t moved;
+
+	if (opened_a_link(writer, f, opened, len) ||
+	    !moves_name_moved_after(an, opened, len, v->first_us, &moved))
+		return INT64_MAX;
+	return moved - 1;
+}
+
+struct reach_spans {
+	struct reach_span *span;
+	size_t n, alloc;
+	size_t k, task; /* the entry and task of those added */
+	int64_t from, last; /* the times they are cut to */
+};
+
+/* [from, last] cut to [s->from, s->last], unless that is empty. */
+static void add_reach_span(struct reach_spans *s, int64_t from, int64_t last)
+{
+	if (from < s->from)
+		from = s->from;
+	if (last > s->last)
+		last = s->last;
+	if (from > last)
+		return;
+	s->span = xgrow(s->span, &s->alloc, s->n, sizeof(*s->span));
+	s->span[s->n++] = (struct reach_span){ s->k, s->task, from, last };
+}
+
+/*
+ * The times version v is under the name its writer's record was first
+ * opened by (named_at for every t), to s: version_names's name at t is
+ * the one after the record's moves up to the first after t, so the name
+ * a move gives holds from the latest time of the moves up to it on.
+ */
+static void add_named_spans(const struct workflow *wf, const struct vertex *v,
+			    struct reach_spans *s)
+{
+	const struct task *tk = &wf->task[v->task];
+	const struct tfile *f = &tk->file[v->tfile];
+	int64_t from = min_known(f->first_open_us, f->first_access_us);
+	int64_t seen = INT64_MIN, since = INT64_MIN;
+	size_t len, plen;
+	const char *opened = first_name(f, &len), *path = opened;
+	bool named = true;
+
+	if (f->renamed_us < 0) {
+		if (same_name(f->path, f->path_len, opened, len))
+			add_reach_span(s, INT64_MIN, INT64_MAX);
+		return;
+	}
+	plen = len;
+	for (size_t i = tk->file_move_first[v->tfile];
+	     i < tk->file_move_first[v->tfile + 1]; i++) {
+		const struct name_move *m = &tk->move[tk->file_move[i]];
+
+		if (m->time_us > seen)
+			seen = m->time_us;
+		if (!carries_name(m, from, path, plen))
+			continue;
+		path = m->to;
+		plen = m->to_len;
+		if (named == same_name(path, plen, opened, len))
+			continue;
+		named = !named;
+		if (named)
+			since = seen;
+		else if (seen > since)
+			add_reach_span(s, since, seen - 1);
+	}
+	if (named)
+		add_reach_span(s, since, INT64_MAX);
+}
+
+/* Each kernel's name's versions (index_reached), each with the times it
+ * is still under the name: from its first write, while its writer has it
+ * by the name it opened, and by reached_last. */
+static void index_reached_spans(const struct workflow *wf, struct analysis *an,
+				size_t names)
+{
+	struct reach_spans s = { 0 };
+	size_t *sfirst = xcalloc(names + 1, sizeof(size_t));
+
+	for (size_t d = 0; d < names; d++) {
+		for (s.k = an->reached_vfirst[d];
+		     s.k < an->reached_vfirst[d + 1]; s.k++) {
+			const struct vertex *v =
+				&an->vertex[an->reached_version[s.k]];
+
+			s.task = v->task;
+			s.from = v->first_us;
+			s.last = reached_last(wf, an, v);
+			add_named_spans(wf, v, &s);
+		}
+		sfirst[d + 1] = s.n;
+	}
+	reach_index_build(&an->reach, names, sfirst, s.span);
+	free(sfirst);
+	free(s.span);
+}
+
 /* Every version written through a symbolic link, under the kernel's name
  * of the file it reached: the writer's name is the link's, and a reader
  * by the file's own name, or through another link to it, finds it. */
@@ -433,77 +573,22 @@ static void index_reached(const struct workflow *wf, struct analysis *an)
 		an->reached_vfirst[ref[k].name + 1] = k + 1;
 	}
 	free(ref);
-}
-
-/*
- * Whether the name the writer opened was itself a symbolic link (its
- * last name, not a directory on the way): the kernel's name ends in
- * another last name (`ln -s real/a out`), or the writer made the name a
- * link.  A rename onto such a name replaced the link (GNU sed -i on a
- * link does), not the file it led to.
- */
-static bool opened_a_link(const struct task *writer, const struct tfile *f,
-			  const char *opened, size_t len)
-{
-	size_t a = name_dir_len(opened, len);
-	size_t b = name_dir_len(f->reached, f->reached_len);
-
-	return !same_name(opened + a, len - a, f->reached + b,
-			  f->reached_len - b) ||
-	       hmap_get(&writer->symlinks, opened, len) != HMAP_NONE;
-}
-
-/* A version written through a symbolic link is still under the kernel's
- * name its writer's open reached while the writer has it by the name it
- * opened and, where that name was no link itself, no task's rename
- * filled or vacated it since the version began (`sed -i L/f`, `mv tmp
- * L/f` under a linked directory L replace the file the kernel's name
- * holds): a rename of that name may have moved the link or the file, and
- * where the file went is not known. */
-static bool still_reached(const struct workflow *wf, const struct analysis *an,
-			  const struct vertex *v, int64_t t)
-{
-	const struct task *writer = &wf->task[v->task];
-	const struct tfile *f = &writer->file[v->tfile];
-	size_t len;
-	const char *opened = first_name(f, &len);
-
-	return named_at(wf, v, opened, len, t) &&
-	       (opened_a_link(writer, f, opened, len) ||
-		!moves_name_moved_between(an, opened, len, v->first_us, t));
+	index_reached_spans(wf, an, names);
 }
 
 /* The latest version begun by t, not self's, written through a symbolic
- * link to the file named path and still_reached then; NO_INDEX if none. */
-static size_t reached_version(const struct workflow *wf,
-			      const struct analysis *an, const char *path,
+ * link to the file named path and still under it then
+ * (index_reached_spans); NO_INDEX if none. */
+static size_t reached_version(const struct analysis *an, const char *path,
 			      size_t len, size_t self, int64_t t)
 {
 	size_t d = hmap_get(&an->reached, path, len);
-	size_t lo, hi;
+	size_t k;
 
 	if (d == HMAP_NONE)
 		return NO_INDEX;
-	lo = an->reached_vfirst[d];
-	hi = an->reached_vfirst[d + 1];
-	/* Ordered by first write: the last one begun by t, then back past
-	 * the task's own and those no longer there. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (an->vertex[an->reached_version[mid]].first_us <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo > an->reached_vfirst[d]; lo--) {
-		const struct vertex *v =
-			&an->vertex[an->reached_version[lo - 1]];
-
-		if (v->task != self && still_reached(wf, an, v, t))
-			return an->reached_version[lo - 1];
-	}
-	return NO_INDEX;
+	k = reach_index_latest(&an->reach, d, self, t);
+	return k != NO_INDEX ? an->reached_version[k] : NO_INDEX;
 }
 
 /* The latest version written by another task (or by itself when self is
@@ -571,7 +656,7 @@ static size_t named_version(const struct workflow *wf,
 		t = gone_us - 1;
 	v = g != HMAP_NONE ? written_version(wf, an, g, self, t) : NO_INDEX;
 	v = later_of(an, v, renamed_version(wf, an, name, len, self, t));
-	v = later_of(an, v, reached_version(wf, an, name, len, self, t));
+	v = later_of(an, v, reached_version(an, name, len, self, t));
 
 	if (m == NO_INDEX ||
 	    (v != NO_INDEX && an->vertex[v].first_us > an->move[m].nm->time_us))
