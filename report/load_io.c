@@ -104,6 +104,8 @@ static void data_op(struct task *t, struct tfile *f, const struct io_row *r)
 		f->append_us = r->start;
 	}
 	add_rw(is_write ? &f->wr : &f->rd, r);
+	if (!is_write && f->read_at_us < 0)
+		f->read_at_us = r->offset < 0 ? r->end : r->start;
 	if (f->first_access_us < 0)
 		f->first_access_us = r->start;
 	if (r->end > f->last_access_us)
