@@ -1161,6 +1161,42 @@ def test_a_named_fifo_between_two_tasks_is_a_data_flow(tmp_path, writer):
     assert rep["wcp"]["edges_dropped"] == 0
 
 
+NONBLOCK_READER = (
+    "/usr/bin/python3 -c \"import os, select; "
+    "fd = os.open('{fifo}', os.O_RDONLY | os.O_NONBLOCK); "
+    "n = len(os.read(fd, 65536)); p = select.poll(); "
+    "p.register(fd, select.POLLIN)\n"
+    "while p.poll():\n"
+    "    b = os.read(fd, 65536)\n"
+    "    if not b: break\n"
+    "    n += len(b)\n"
+    "open('{out}', 'w').write(str(n))\"")
+
+
+def test_a_fifo_read_of_nothing_before_its_writer_came_reads_no_input(
+        tmp_path):
+    """A poll-driven reader (O_NONBLOCK) whose first read returns 0 bytes:
+    no writer has opened the FIFO yet (the shell's O_TRUNC open comes 1 s
+    later).  That empty read dates nothing: the version the reader read is
+    the one its first read of bytes saw, the writer's.  Before, the empty
+    read's end dated it, and the reader read the input state."""
+    d = tmp_path / "data"
+    d.mkdir()
+    os.mkfifo(d / "fifo")
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{
+        "writer": f"sleep 1; seq 1 1000 > {d}/fifo",
+        "reader": NONBLOCK_READER.format(fifo=d / "fifo", out=d / "n"),
+    }])
+    assert (d / "n").read_text() == "3893"
+    rows = [r for r in csv_rows(next(traces.glob("reader*/io.csv")))
+            if (r["type"], r["offset"], r["result"]) == ("R", "-1", "0")]
+    assert len(rows) == 2  # before the writer came, and at its close
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert flow_edges(rep) == {("writer", "reader", "fifo", 3893)}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
 def test_a_vertex_location_is_its_records_mount(tmp_path):
     """f was removed and made again, then renamed away: the name leads
     nowhere, but each version's location still has its mount point."""
