@@ -789,11 +789,30 @@ static void note_filter(struct run_state *st, int note)
 			strerror(note));
 }
 
+/* Whether fd, a FIFO, has a name (mkfifo): the tracer traces those as
+ * files.  The kernel names an anonymous pipe "pipe:[INO]". */
+static bool is_named_fifo(int fd)
+{
+	char link[48], target[2];
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	/* Only the first byte matters: a cut name is no error. */
+	return readlink(link, target, sizeof(target)) > 0 && target[0] == '/';
+}
+
+/* Whether a descriptor of ours, of stat st, may hold a traced file. */
+static bool may_be_traced_file(int fd, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) ||
+	       (S_ISFIFO(st->st_mode) && is_named_fifo(fd));
+}
+
 /*
  * The descriptors the task starts with that may hold a traced file: ours
- * that survive its exec and are regular files (a redirection to a file,
- * cat < input).  Their data syscalls stop from the start; a descriptor
- * number the task gets a file on later gets its filter then.
+ * that survive its exec and are regular files or named FIFOs (a
+ * redirection to a file, cat < input, wc < fifo).  Their data syscalls
+ * stop from the start; a descriptor number the task gets a file on later
+ * gets its filter then.
  */
 static size_t inherited_files(int *fds, size_t cap)
 {
@@ -810,7 +829,7 @@ static size_t inherited_files(int *fds, size_t cap)
 
 		if (e->d_name[0] == '.' || fd == dirfd(dir) || flags < 0 ||
 		    (flags & FD_CLOEXEC) || fstat(fd, &st) < 0 ||
-		    !S_ISREG(st.st_mode))
+		    !may_be_traced_file(fd, &st))
 			continue;
 		if (n == cap) {
 			n = cap + 1; /* too many to name: every one stops */

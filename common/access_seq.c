@@ -9,6 +9,7 @@ void access_seq_add(struct access_seq *a, int64_t offset, uint64_t bytes)
 	if (offset < 0)
 		return;
 	a->placed++;
+	a->placed_bytes += bytes;
 	if (a->last_end >= 0 && offset == a->last_end)
 		a->consec++;
 	if (a->last_end >= 0 && offset >= a->last_end)

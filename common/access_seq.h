@@ -15,6 +15,9 @@ struct access_seq {
 	uint64_t consec; /* started where the previous one ended */
 	uint64_t seq; /* started at or after it (consec included) */
 	uint64_t placed; /* with a known offset: the report's Fig. 5 bars */
+	/* Their bytes: only these can be bytes read twice (a FIFO's reads
+	 * have no offset, and each of its bytes is read once). */
+	uint64_t placed_bytes;
 };
 
 #define ACCESS_SEQ_INIT                        \

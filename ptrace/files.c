@@ -260,8 +260,8 @@ static struct file_info *new_file(struct file_table *ft, size_t slot,
 	f->id = ft->nfiles;
 	f->dev = (uint64_t)st->st_dev;
 	f->ino = (uint64_t)st->st_ino;
-	f->regular = S_ISREG(st->st_mode);
-	f->size_first_open = f->regular ? st->st_size : -1;
+	f->sized = S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode);
+	f->size_first_open = f->sized ? st->st_size : -1;
 	f->size_last_close = -1;
 	f->mount = mount;
 	f->birth = birth_kept(ft, mount) ? ex->birth_ns : 0;
@@ -345,7 +345,7 @@ void file_in_trace(struct file_table *ft, uint64_t id)
 
 void file_closed(struct file_table *ft, uint64_t id, int64_t size)
 {
-	if (id >= 1 && id <= ft->nfiles && ft->files[id - 1].regular)
+	if (id >= 1 && id <= ft->nfiles && ft->files[id - 1].sized)
 		ft->files[id - 1].size_last_close = size;
 }
 

@@ -33,9 +33,9 @@ struct file_info {
 	 * met only where it is not traced, an excluded path, has an id
 	 * but no row). */
 	bool in_trace;
-	/* A regular file: the only kind with sizes in files.csv (a
-	 * directory's st_size is its file system's business). */
-	bool regular;
+	/* A regular file or a FIFO (st_size 0): the kinds with sizes in
+	 * files.csv (a directory's st_size is its file system's business). */
+	bool sized;
 };
 
 /* A file's mount as statx names it: its device, and its mount id where

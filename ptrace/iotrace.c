@@ -497,6 +497,37 @@ static bool is_fuse_device(const struct stat *st)
 	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(10, 229);
 }
 
+/* A kind of file the trace follows: a regular file, a directory, or a
+ * FIFO (mkfifo), which workflows connect steps with (Snakemake's pipe()
+ * outputs).  An anonymous pipe is a FIFO too: is_named_fifo tells. */
+static bool is_traced_kind(mode_t mode)
+{
+	return S_ISREG(mode) || S_ISDIR(mode) || S_ISFIFO(mode);
+}
+
+/* Whether fd, a FIFO, has a name in the file system: the kernel names
+ * an anonymous pipe (pipe(2), a shell's |) "pipe:[INO]". */
+static bool is_named_fifo(struct iotrace *io, uint32_t view, pid_t pid, int fd)
+{
+	struct strbuf sb;
+	bool named;
+
+	sb_init(&sb, PATH_MAX);
+	named = read_fd_path(io, view, pid, fd, &sb) == 0 &&
+		sb_str(&sb)[0] == '/';
+	sb_release(&sb);
+	return named;
+}
+
+/* Whether fd, of stat st, is a file of the trace (with an inode id). */
+static bool is_traced_file(struct iotrace *io, uint32_t view, pid_t pid, int fd,
+			   const struct stat *st)
+{
+	if (S_ISFIFO(st->st_mode))
+		return is_named_fifo(io, view, pid, fd);
+	return is_traced_kind(st->st_mode);
+}
+
 /* Fills an ofd's type, inode and traced flag from the open fd itself,
  * pid's (a thread whose /proc entry shows it); viewer, a thread that sees
  * the files in view, is where a new file's mount is looked up.  *out is
@@ -508,6 +539,7 @@ static int describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 {
 	struct stat_extra ex;
 	struct stat st;
+	bool file;
 
 	o->path_gen = io->dir_renames;
 	o->path_view = file_view_serial(&io->files, view);
@@ -515,8 +547,8 @@ static int describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 		return -1;
 	if (is_fuse_device(&st))
 		io->serves_fuse = true;
-	if ((named_by_kernel || excluded(io, o->path)) &&
-	    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+	file = is_traced_file(io, view, pid, fd, &st);
+	if ((named_by_kernel || excluded(io, o->path)) && file)
 		take_kernel_path(io, view, pid, fd, o);
 	/* Unlinked since it was opened: the file it was, if that was seen
 	 * (a descriptor first met after the unlink, sent or inherited). */
@@ -524,13 +556,12 @@ static int describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 		o->inode_id = file_unlinked_id(&io->files, (uint64_t)st.st_dev,
 					       (uint64_t)st.st_ino,
 					       ex.birth_ns);
-	if (!o->inode_id && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+	if (!o->inode_id && file)
 		o->inode_id =
 			file_seen(&io->files, &st, &ex, o->path, view, viewer);
 	if (!S_ISREG(st.st_mode))
 		o->offset = S_ISDIR(st.st_mode) ? 0 : -1;
-	o->traced = o->path[0] == '/' && !excluded(io, o->path) &&
-		    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+	o->traced = o->path[0] == '/' && !excluded(io, o->path) && file;
 	*out = st;
 	return 0;
 }
@@ -1302,8 +1333,9 @@ static void on_open(struct iotrace *io, struct tracee *t, int dirfd,
 		install_fd(t, (int)ret, o, (flags & O_CLOEXEC) != 0);
 		op.ofd = o;
 		op.path = o->path;
+		op.offset = o->offset; /* -1: a FIFO has no position */
 		sb_init(&reached, PATH_MAX);
-		if (known == 0 && o->traced && S_ISREG(st.st_mode) &&
+		if (known == 0 && o->traced && !S_ISDIR(st.st_mode) &&
 		    !named_by_kernel)
 			op.path2 = name_reached(io, t, view, fds_pid, (int)ret,
 						o->path, &st, &reached);
@@ -1592,7 +1624,8 @@ static bool writes_at_end(const struct tracee *t, const struct ofd *o)
 {
 	uint64_t rwf = t->call.id == SC_PWRITEV2 ? t->call.args[5] : 0;
 
-	if (!is_write(t))
+	/* A FIFO has no position, nor an end (offset -1). */
+	if (!is_write(t) || o->offset < 0)
 		return false;
 	if (rwf & RWF_APPEND)
 		return true;
@@ -1900,8 +1933,10 @@ static bool lseek_known_at_entry(struct iotrace *io, struct tracee *t)
 	    (uint32_t)t->call.args[2] != SEEK_SET || off < 0 || off > INT32_MAX)
 		return false;
 	o = lookup_fd(io, t, fd);
-	/* An O_PATH descriptor refuses lseek (EBADF). */
-	if (!o || !o->traced || o->refs != 1 || (o->flags & O_PATH))
+	/* An O_PATH descriptor refuses lseek (EBADF), a FIFO (offset -1)
+	 * too (ESPIPE). */
+	if (!o || !o->traced || o->refs != 1 || (o->flags & O_PATH) ||
+	    o->offset < 0)
 		return false;
 	return fs_settles(io, t, fd, o) & SETTLES_SEEK;
 }
@@ -2142,7 +2177,7 @@ static uint64_t path_inode(struct iotrace *io, const struct tracee *t,
 	struct stat st;
 
 	if (path_stat(io, t, path, follow, &st, &ex) < 0 ||
-	    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+	    !is_traced_kind(st.st_mode))
 		return 0;
 	return file_seen(&io->files, &st, &ex, path,
 			 process_view(io, t->proc, t->tid), t->tid);

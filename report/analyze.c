@@ -60,6 +60,7 @@ static void add_ref(struct gfile *g, size_t task, size_t file,
 	g->bytes_read += f->rd.bytes;
 	g->bytes_written += f->wr.bytes;
 	g->reads += f->rd.pos.placed;
+	g->placed_read += f->rd.pos.placed_bytes;
 	g->writes += f->wr.pos.placed;
 	if (f->rd.ops > 0 && g->last_reader != task) {
 		g->readers++;

@@ -31,6 +31,7 @@ struct gfile {
 	size_t last_reader, last_writer; /* the tasks counted last */
 	uint64_t reads, writes; /* R/W with a known offset (Fig. 5) */
 	uint64_t max_distinct; /* largest max_byte_read + 1 of one task */
+	uint64_t placed_read; /* bytes of reads with an offset, all tasks */
 	int64_t first_us, last_us; /* R/W accesses; -1: none */
 	size_t input_vertex; /* WCP vertex before any traced write */
 	size_t vfirst, nversions; /* its written versions, by first write */

@@ -22,5 +22,6 @@ size_t top_n(size_t count, uint64_t (*key)(const void *ctx, size_t i),
 const char *access_pattern(const struct rw_acc *a);
 uint64_t tfile_ops(const struct tfile *f);
 uint64_t reread_bytes(const struct tfile *f);
+uint64_t gfile_reread_bytes(const struct gfile *g);
 
 #endif

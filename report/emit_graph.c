@@ -6,9 +6,7 @@
 
 static void emit_gfile(struct json *j, size_t id, const struct gfile *g)
 {
-	uint64_t reread = g->bytes_read > g->max_distinct ?
-				  g->bytes_read - g->max_distinct :
-				  0;
+	uint64_t reread = gfile_reread_bytes(g);
 
 	json_open_object(j, NULL);
 	json_u64(j, "id", id);
@@ -92,8 +90,8 @@ void emit_data_flow(struct out *o, const struct analysis *an)
 		if (!f->system && f->writers && !f->readers &&
 		    !f->read_as_other)
 			json_u64(j, NULL, g);
-		if (!f->system && f->bytes_read > f->max_distinct)
-			reread += f->bytes_read - f->max_distinct;
+		if (!f->system)
+			reread += gfile_reread_bytes(f);
 	}
 	json_close_array(j);
 	emit_read_by_many(j, an);

@@ -93,6 +93,23 @@ static bool appends(const struct tfile *f, const struct io_row *r)
 	       (!f->wr.ops && r->offset > 0 && r->offset == f->size_first_open);
 }
 
+/*
+ * When the task read the version it read: its first read's start; for
+ * reads at no offset (a FIFO's, which wait for the writer's write), the
+ * end of the first that returned bytes.  One that returned none (an
+ * O_NONBLOCK read before any writer opened) saw no version.
+ */
+static void date_read(struct tfile *f, const struct io_row *r)
+{
+	if (r->offset >= 0) {
+		if (f->read_at_us < 0)
+			f->read_at_us = r->start;
+	} else if (f->read_at_us < 0 || f->rd.bytes == (uint64_t)r->result) {
+		/* rd.bytes has this read's: equal, no earlier read moved any. */
+		f->read_at_us = r->end;
+	}
+}
+
 static void data_op(struct task *t, struct tfile *f, const struct io_row *r)
 {
 	bool is_write = r->type == 'W';
@@ -104,6 +121,8 @@ static void data_op(struct task *t, struct tfile *f, const struct io_row *r)
 		f->append_us = r->start;
 	}
 	add_rw(is_write ? &f->wr : &f->rd, r);
+	if (!is_write)
+		date_read(f, r);
 	if (f->first_access_us < 0)
 		f->first_access_us = r->start;
 	if (r->end > f->last_access_us)

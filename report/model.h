@@ -49,6 +49,11 @@ struct tfile {
 	uint64_t opens, stats, other_meta; /* metadata operations */
 	uint64_t meta_time_us;
 	struct rw_acc rd, wr;
+	/* When the task read the version it read: its first read's start,
+	 * or, for reads at no position (a FIFO's, which wait for the
+	 * writer's write), the end of the first that returned bytes (of the
+	 * first read, if none did); -1: no read. */
+	int64_t read_at_us;
 	int64_t first_access_us; /* first R/W start, -1: none */
 	int64_t last_access_us; /* last R/W end */
 	int64_t created_us; /* open with O_CREAT|O_TRUNC for writing; -1 */

@@ -44,10 +44,22 @@ uint64_t tfile_ops(const struct tfile *f)
 	return f->rd.ops + f->wr.ops + f->opens + f->stats + f->other_meta;
 }
 
+/* Bytes read at an offset beyond the distinct range they cover; bytes
+ * read with none (a FIFO's) were read once. */
+static uint64_t bytes_beyond(uint64_t placed_bytes, uint64_t distinct)
+{
+	return placed_bytes > distinct ? placed_bytes - distinct : 0;
+}
+
 /* Bytes read beyond the distinct range the task read (0..max_byte). */
 uint64_t reread_bytes(const struct tfile *f)
 {
-	uint64_t distinct = (uint64_t)(f->rd.pos.max_byte + 1);
+	return bytes_beyond(f->rd.pos.placed_bytes,
+			    (uint64_t)(f->rd.pos.max_byte + 1));
+}
 
-	return f->rd.bytes > distinct ? f->rd.bytes - distinct : 0;
+/* The same across tasks: beyond the largest range one task read. */
+uint64_t gfile_reread_bytes(const struct gfile *g)
+{
+	return bytes_beyond(g->placed_read, g->max_distinct);
 }

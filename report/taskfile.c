@@ -62,6 +62,7 @@ static size_t new_file(struct task *t, uint64_t inode, const char *path,
 	f->rd.first_us = f->wr.first_us = -1;
 	f->rd.pos = f->wr.pos = (struct access_seq)ACCESS_SEQ_INIT;
 	f->first_access_us = f->created_us = f->unlink_us = -1;
+	f->read_at_us = -1;
 	f->renamed_us = -1;
 	f->first_open_us = f->fresh_us = f->append_us = -1;
 	if (inode)

@@ -817,11 +817,11 @@ static void find_task_io(struct workflow *wf, struct analysis *an, size_t t,
 			size_t len;
 			int64_t opened;
 			const char *name =
-				access_name(f, f->rd.first_us, &len, &opened);
+				access_name(f, f->read_at_us, &len, &opened);
 
 			io->in_v[io->nin] = seen_version(wf, an, g, f, name,
 							 len, t, opened,
-							 f->rd.first_us);
+							 f->read_at_us);
 			io->in_f[io->nin++] = i;
 		} else if (appends_to_earlier(f)) {
 			/* Appending builds on the version before. */

@@ -586,6 +586,124 @@ def test_files_csv(workdir, tmp_path):
     assert ids == {row["inode"]}
 
 
+FIFO_SCRIPT = """\
+import os
+os.mkfifo('fifo')
+a = os.open('fifo', os.O_RDWR)  # opens at once: it is both ends
+assert os.write(a, b'hello') == 5
+assert os.read(a, 100) == b'hello'
+b = os.open('fifo', os.O_RDONLY | os.O_NONBLOCK)
+try:
+    os.read(b, 7)
+except BlockingIOError:  # empty, and a writer is open
+    pass
+os.close(b)
+os.close(a)
+os.stat('fifo')
+os.lstat('fifo')
+r, w = os.pipe()  # anonymous: no file of the trace
+os.write(w, b'pipe')
+assert os.read(r, 4) == b'pipe'
+pid = os.fork()
+if pid == 0:
+    w = os.open('fifo', os.O_WRONLY)  # waits for the reader's open
+    os.write(w, b'abc')
+    os._exit(0)
+r = os.open('fifo', os.O_RDONLY)
+assert os.read(r, 10) == b'abc'
+assert os.read(r, 10) == b''  # the writer's end closed at its exit
+os.close(r)
+assert os.waitpid(pid, 0)[1] == 0
+"""
+
+
+@pytest.mark.parametrize("level", ["files", "full"])
+def test_a_named_fifo_is_a_file_of_the_trace(tmp_path, level):
+    """A FIFO made by mkfifo and opened by its name is traced as a file:
+    O, R, W, S and C rows with its inode id, offset -1 (it has no file
+    position), a files.csv row with size 0 and no positional counters.
+    Opened O_RDWR, O_NONBLOCK (a read finding it empty: EAGAIN) and by two
+    processes whose opens wait for each other.  An anonymous pipe stays
+    untraced.  Before, no row named it at all."""
+    t = run_python("full" if level == "full" else "files", FIFO_SCRIPT,
+                   tmp_path, tmp_path)
+    assert t.returncode == 0, t.stderr
+    fifo = tmp_path / "fifo"
+    rows = io_rows(t)
+    (inode,) = {r["inode"] for r in rows if r["path"] == str(fifo)}
+    assert inode != "0"
+    mine = [r for r in rows if r["inode"] == inode]
+    assert all(r["offset"] == "-1" for r in mine)
+    assert not any(r["path"].startswith("pipe:") for r in rows)
+    # the parent, then the child, each in its own order
+    parent = mine[0]["pid"]  # the first open is the parent's
+    ops = collections.defaultdict(list)
+    for r in mine:
+        ops[r["pid"] == parent].append(
+            (r["type"], r["result"], r["size"]))
+    full = level == "full"
+    data = {
+        "W5": [("W", "5", "5")] if full else [],
+        "R5": [("R", "5", "100")] if full else [],
+        "EAGAIN": [("R", str(-errno.EAGAIN), "7")] if full else [],
+        "R3": [("R", "3", "10"), ("R", "0", "10")] if full else [],
+        "W3": [("W", "3", "3")] if full else [],
+    }
+    assert ops[True] == (
+        [("O", "3", "0")] + data["W5"] + data["R5"] + [("O", "4", "0")] +
+        data["EAGAIN"] + [("C", "0", "0"), ("C", "0", "0"),
+                          ("S", "0", "0"), ("S", "0", "0"),
+                          ("O", "5", "0")] + data["R3"] + [("C", "0", "0")])
+    # the pipe's 3 and 4 are the child's too
+    assert ops[False] == [("O", "5", "0")] + data["W3"]
+    files = {r["inode"]: r for r in csv.DictReader(open(t.dir / "files.csv"))}
+    f = files[inode]
+    st = os.stat(fifo)
+    assert (f["dev"], f["ino"], f["paths"], f["npaths"]) == (
+        f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}", str(st.st_ino),
+        str(fifo), "1")
+    assert (f["size_first_open"], f["size_last_close"]) == ("0", "0")
+    assert (f["opens"], f["stats"], f["seeks"]) == ("4", "2", "0")
+    assert (f["reads"], f["writes"], f["bytes_read"], f["bytes_written"]) == (
+        ("3", "2", "8", "8") if full else ("0", "0", "0", "0"))
+    # no position: no highest byte, no sequence, no stride
+    assert (f["max_byte_read"], f["max_byte_written"]) == ("", "")
+    assert [f[k] for k in ("consec_reads", "consec_writes", "seq_reads",
+                           "seq_writes", "stride1_count")] == ["0"] * 5
+    assert f["stride1_stride"] == ""
+    if full:
+        assert (f["size_read_0_100"], f["size_write_0_100"]) == ("3", "2")
+        assert_rchar_wchar_add_up(t, rows)
+
+
+def test_a_named_fifo_the_task_starts_with_is_traced(tmp_path):
+    """wc < fifo: the task's stdin is a FIFO it never opened.  Its reads
+    are rows of the FIFO (no O row), under the descriptor-scoped filter
+    too, whose first filter names the descriptors that may hold a traced
+    file from the start.  Before, those named only regular files, and the
+    scoped filter let these reads through untraced."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"seq 1 1000 > {fifo}"])
+    with open(fifo, "rb") as stdin:
+        # dash reads a pipe byte by byte: "1\n2\n", four reads of one
+        t = run_iowrap(["--level", "full", "--", "sh", "-c",
+                        "read x; read y; echo $x$y"],
+                       outdir=tmp_path / "t", stdin=stdin)
+    writer.wait(timeout=60)
+    assert (t.returncode, t.stdout) == (0, "12\n"), t.stderr
+    files = {r["inode"]: r for r in csv.DictReader(open(t.dir / "files.csv"))
+             if r["paths"] == str(fifo)}
+    (inode,) = files
+    rows = io_rows(t)
+    assert [(r["type"], r["result"], r["offset"], r["size"]) for r in rows
+            if r["inode"] == inode and r["type"] == "R"] == [
+        ("R", "1", "-1", "1")] * 4
+    assert not [r for r in rows if r["inode"] == inode and r["type"] == "O"]
+    assert (files[inode]["reads"], files[inode]["bytes_read"]) == ("4", "4")
+    assert_rchar_wchar_add_up(t, rows)
+
+
 def test_hostile_path_names_round_trip(tmp_path):
     """Commas, quotes, newlines and bytes that are not UTF-8 in a path come
     back exactly from io.csv and files.csv."""
@@ -2263,9 +2381,11 @@ def test_a_call_a_signal_interrupts_has_the_result_the_task_saw(
     and then a SIGCONT with such a handler, which comes after the call's
     exit stop (only the stop was pending there).  The kernel's
     restart code (-512) is never a row's result: each interruption the
-    task saw is an O row with -4, a restart none.  (The FIFO's open
-    itself is no row: a FIFO is not a file of the trace.)  intrcall32:
-    the same for i386, whose handler frames are laid out otherwise."""
+    task saw is an O row with -4, a restart none; then the open that
+    succeeds and its writer's (a named FIFO is a file of the trace: the
+    two in either order, each done when the other end is open).
+    intrcall32: the same for i386, whose handler frames are laid out
+    otherwise."""
     work = tmp_path / "w"
     work.mkdir()
     t = run_iowrap(["--level", level, "--", helper(program), mode],
@@ -2275,7 +2395,7 @@ def test_a_call_a_signal_interrupts_has_the_result_the_task_saw(
     rows = list(csv.DictReader(open(t.dir / "io.csv")))
     opens = [(r["type"], r["result"]) for r in rows
              if r["path"] == str(work / "ff") and r["type"] == "O"]
-    assert opens == [("O", "-4")] * failures
+    assert opens == [("O", "-4")] * failures + [("O", "3")] * 2
     assert t.summary["tracing"]["complete"]
 
 

@@ -159,6 +159,16 @@ CASES = {
                    "sed -i 3d new/c/g4 && (diff -ruN src new > p.diff; "
                    "true) && cd src && patch -s -p1 < ../p.diff && cd .. && "
                    "diff -r src new"),
+    # Named FIFOs between a producer in the background and a reader (as
+    # Snakemake's pipe() outputs, or a shell's mkfifo streams).  Each
+    # producer writes once, less than PIPE_BUF (4 KiB, atomic), and each
+    # reader reads more at a time: one read with it all, one of 0 at
+    # the writer's close, whatever the timing.
+    "named_fifo": ("seq 1 500 > in && mkfifo f1 f2",
+                   "seq 1 1000 > f1 & wc -c < f1 > n1; wait; "
+                   "gzip -c in > f1 & gzip -dc < f1 > back; wait; "
+                   "tee copy < in > f2 & cat f2 > out2; wait; "
+                   "cmp in back && cmp in out2 && cmp in copy && cat n1"),
 }
 
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C", "TZ": "UTC",

@@ -1116,6 +1116,87 @@ def test_reading_after_an_append_is_a_data_flow_read(tmp_path):
     assert append_steps(rep) == [("T1", "T2")]
 
 
+FIFO_WRITERS = {
+    # O_TRUNC: the version begins at the open
+    "shell": "{{ sleep 0.3; seq 1 1000; }} > {fifo}",
+    # no O_TRUNC: the version begins at the write, after the read began
+    "plain_open": "/usr/bin/python3 -c \"import os, time; "
+                  "fd = os.open('{fifo}', os.O_WRONLY); time.sleep(0.3); "
+                  "os.write(fd, b'x' * 3893)\"",
+}
+
+
+@pytest.mark.parametrize("writer", sorted(FIFO_WRITERS))
+def test_a_named_fifo_between_two_tasks_is_a_data_flow(tmp_path, writer):
+    """A writer and a reader running at once, joined by a FIFO (mkfifo; a
+    Snakemake pipe() output): the reader's read waits for the writer's
+    write, which comes 0.3 s after both opened.  The edge writer -> reader
+    on the FIFO, no input state for it (the version a read at no position
+    read is the one begun by the read's end), nothing read twice (its
+    reads have no offset, and each byte of a FIFO is read once).  Before,
+    the FIFO was in no trace; with the FIFO traced, the reader of a writer
+    that opened without O_TRUNC read the input state, and the 3893 bytes
+    counted as read twice."""
+    d = tmp_path / "data"
+    d.mkdir()
+    os.mkfifo(d / "fifo")
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{
+        "writer": FIFO_WRITERS[writer].format(fifo=d / "fifo"),
+        "reader": f"wc -c < {d}/fifo > {d}/n",
+    }])
+    assert (d / "n").read_text() == "3893\n"
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert flow_edges(rep) == {("writer", "reader", "fifo", 3893)}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+    (fifo,) = [f for f in rep["files"] if f["path"] == f"{d}/fifo"]
+    assert (fifo["tasks"], fifo["readers"], fifo["writers"],
+            fifo["bytes_read"], fifo["bytes_written"],
+            fifo["reread_bytes"]) == (2, 1, 1, 3893, 3893, 0)
+    assert rep["data_flow"]["reread_bytes"] == 0
+    assert rep["data_flow"]["written_never_read"] == [
+        f["id"] for f in rep["files"] if f["path"] == f"{d}/n"]
+    assert wcp_steps(rep) == [("start", "fifo@writer", "CONVERT"),
+                              ("fifo@writer", "n@reader", "CONVERT")]
+    assert rep["wcp"]["edges_dropped"] == 0
+
+
+NONBLOCK_READER = (
+    "/usr/bin/python3 -c \"import os, select; "
+    "fd = os.open('{fifo}', os.O_RDONLY | os.O_NONBLOCK); "
+    "n = len(os.read(fd, 65536)); p = select.poll(); "
+    "p.register(fd, select.POLLIN)\n"
+    "while p.poll():\n"
+    "    b = os.read(fd, 65536)\n"
+    "    if not b: break\n"
+    "    n += len(b)\n"
+    "open('{out}', 'w').write(str(n))\"")
+
+
+def test_a_fifo_read_of_nothing_before_its_writer_came_reads_no_input(
+        tmp_path):
+    """A poll-driven reader (O_NONBLOCK) whose first read returns 0 bytes:
+    no writer has opened the FIFO yet (the shell's O_TRUNC open comes 1 s
+    later).  That empty read dates nothing: the version the reader read is
+    the one its first read of bytes saw, the writer's.  Before, the empty
+    read's end dated it, and the reader read the input state."""
+    d = tmp_path / "data"
+    d.mkdir()
+    os.mkfifo(d / "fifo")
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{
+        "writer": f"sleep 1; seq 1 1000 > {d}/fifo",
+        "reader": NONBLOCK_READER.format(fifo=d / "fifo", out=d / "n"),
+    }])
+    assert (d / "n").read_text() == "3893"
+    rows = [r for r in csv_rows(next(traces.glob("reader*/io.csv")))
+            if (r["type"], r["offset"], r["result"]) == ("R", "-1", "0")]
+    assert len(rows) == 2  # before the writer came, and at its close
+    _, _, rep = report(traces, out=tmp_path / "out")
+    assert flow_edges(rep) == {("writer", "reader", "fifo", 3893)}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
 def test_a_vertex_location_is_its_records_mount(tmp_path):
     """f was removed and made again, then renamed away: the name leads
     nowhere, but each version's location still has its mount point."""
