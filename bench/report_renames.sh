@@ -2,7 +2,10 @@
 # The tasks' scripts expand their own $i and $(seq ...):
 # shellcheck disable=SC2016
 #
-# The rename workflows of docs/report-scale.md, "Renames": traces them
+# The workflows of docs/report-scale.md, "Renames" and "File identity"
+# (chain: 300 tasks, each reading the 40 files the one before wrote, so
+# every read's name finds a version and the file's identity is checked
+# against it): traces them
 # into DIR/NAME/traces, then times `iowrap report` on them three times
 # (user s, elapsed s, peak RSS KiB).
 #   bench/report_renames.sh DIR [NAME ...]   (default: all)
@@ -11,7 +14,7 @@ set -euo pipefail
 IOW=$(realpath "${IOWRAP:-bin/iowrap}")
 ROOT=$1
 shift
-NAMES=${*:-replace acc state dirloop files100k dirs100k}
+NAMES=${*:-replace acc state dirloop files100k dirs100k chain}
 
 task() { "$IOW" --level full -o "$B/traces/$1" -- sh -c "$2" >/dev/null; }
 
@@ -45,6 +48,14 @@ for i in range(100000):
     os.mkdir(f\"t{i}\"); open(f\"t{i}/f\", \"w\").write(\"x\")
     os.rename(f\"t{i}\", f\"o{i}\")'"
 		task T2 "python3 -c 'for i in range(100000): open(f\"o{i}/f\").read()'" ;;
+	chain)
+		for i in $(seq 0 299); do
+			task "T$i" "python3 -c 'import sys
+i = int(sys.argv[1])
+for j in range(40):
+    data = open(f\"f{i - 1}_{j}\").read() if i else \"x\"
+    open(f\"f{i}_{j}\", \"w\").write(data[-1000:] + \"y\")' $i"
+		done ;;
 	*) echo "unknown workflow $1" >&2; exit 2 ;;
 	esac
 }

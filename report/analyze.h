@@ -180,6 +180,11 @@ void wcp_index_identities(const struct workflow *wf, struct analysis *an);
 size_t wcp_identity_version(const struct workflow *wf,
 			    const struct analysis *an, const struct tfile *f,
 			    size_t self, int64_t t);
+/* Whether a version was written to the file a record is (wcp_ident.c). */
+enum file_match { FILE_UNKNOWN, FILE_SAME, FILE_OTHER };
+enum file_match wcp_version_file(const struct workflow *wf,
+				 const struct analysis *an, size_t x,
+				 const struct tfile *f, size_t self);
 void wcp_identities_release(struct analysis *an);
 /* The longest path by cost through the DAG in O(V + E): Kahn's
  * topological order, then one relaxation per edge (wcp_path.c). */

@@ -660,17 +660,31 @@ static size_t version_by_names(const struct workflow *wf,
 	return later_of(an, v, k);
 }
 
-/* version_by_names, else where the names lead to nothing written, the
- * version of the file record f is by its identity (moved or linked
- * where no trace saw it). */
+/*
+ * The version task self's record f read (or appended to) at time t.  Where
+ * its names found one (version_by_names) and both that version's writer's
+ * record and f have a known identity, the file decides: a version of
+ * another file (moved or linked onto the name where no trace saw it, or
+ * the name's stale version after an unlink) was not read, the file's
+ * latest by identity was; a version of this file was, unless the file
+ * was written later through another name.  Unknown: the names' version.
+ * Where the names found none, the file's latest by identity.
+ */
 static size_t found_version(const struct workflow *wf,
 			    const struct analysis *an, const struct tfile *f,
 			    const char *name, size_t len, size_t self,
 			    int64_t opened, int64_t t)
 {
 	size_t v = version_by_names(wf, an, f, name, len, self, opened, t);
+	enum file_match m;
 
-	return v != NO_INDEX ? v : wcp_identity_version(wf, an, f, self, t);
+	if (v == NO_INDEX)
+		return wcp_identity_version(wf, an, f, self, t);
+	m = wcp_version_file(wf, an, v, f, self);
+	if (m == FILE_UNKNOWN)
+		return v;
+	return later_of(an, m == FILE_SAME ? v : NO_INDEX,
+			wcp_identity_version(wf, an, f, self, t));
 }
 
 /* The version a task saw at time t in file g, opened by that name then

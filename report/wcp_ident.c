@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * Versions found by the file itself where its names lead nowhere: a file
- * moved or hard-linked outside every trace (Nextflow's `stageInMode
- * 'link'`, Snakemake's shadow outputs, an admin's mv) is read by a name no
- * task wrote.  Its identity is its boot id, device, inode number and
- * birth time: an inode number is reused once its file is gone, but a new
- * file gets another birth time, and another boot (another host) has
- * another boot id.  No birth time, no identity: nothing is guessed.
+ * Versions found by the file itself: a file moved or hard-linked outside
+ * every trace (Nextflow's `stageInMode 'link'`, Snakemake's shadow
+ * outputs, an admin's mv) is read by a name no task wrote, or by one
+ * whose last version is another file's.  Its identity is its boot id,
+ * device, inode number and birth time: an inode number is reused once its
+ * file is gone, but a new file gets another birth time, and another boot
+ * (another host) has another boot id.  No birth time, no identity:
+ * nothing is guessed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,29 @@ void wcp_index_identities(const struct workflow *wf, struct analysis *an)
 			an->ident_version[next[group[x]]++] = x;
 	free(next);
 	free(group);
+}
+
+/*
+ * Whether version x was written to the file task self's record f is: not
+ * known where either has no identity or the two traces are of different
+ * boots (a device number is the boot's, and a file system shared between
+ * hosts is not told from a local one), never "another file" then.
+ */
+enum file_match wcp_version_file(const struct workflow *wf,
+				 const struct analysis *an, size_t x,
+				 const struct tfile *f, size_t self)
+{
+	const struct vertex *v = &an->vertex[x];
+	const struct task *writer = &wf->task[v->task];
+	unsigned char a[IDENT_KEY_LEN], b[IDENT_KEY_LEN];
+
+	if (!f || self == NO_INDEX || v->kind != V_WRITTEN ||
+	    !identity_key(writer, &writer->file[v->tfile], a) ||
+	    !identity_key(&wf->task[self], f, b) ||
+	    memcmp(a + IDENT_KEY_LEN - BOOT_ID_LEN,
+		   b + IDENT_KEY_LEN - BOOT_ID_LEN, BOOT_ID_LEN) != 0)
+		return FILE_UNKNOWN;
+	return memcmp(a, b, IDENT_KEY_LEN) == 0 ? FILE_SAME : FILE_OTHER;
 }
 
 /*
