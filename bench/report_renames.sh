@@ -5,7 +5,9 @@
 # The workflows of docs/report-scale.md, "Renames" and "File identity"
 # (chain: 300 tasks, each reading the 40 files the one before wrote, so
 # every read's name finds a version and the file's identity is checked
-# against it): traces them
+# against it; appenders: 1,000 tasks, each reading the 100 files all the
+# tasks before appended to and appending a line, so each read's file has
+# a version of every task before by identity): traces them
 # into DIR/NAME/traces, then times `iowrap report` on them three times
 # (user s, elapsed s, peak RSS KiB).
 #   bench/report_renames.sh DIR [NAME ...]   (default: all)
@@ -14,7 +16,7 @@ set -euo pipefail
 IOW=$(realpath "${IOWRAP:-bin/iowrap}")
 ROOT=$1
 shift
-NAMES=${*:-replace acc state dirloop files100k dirs100k chain}
+NAMES=${*:-replace acc state dirloop files100k dirs100k chain appenders}
 
 task() { "$IOW" --level full -o "$B/traces/$1" -- sh -c "$2" >/dev/null; }
 
@@ -55,6 +57,16 @@ i = int(sys.argv[1])
 for j in range(40):
     data = open(f\"f{i - 1}_{j}\").read() if i else \"x\"
     open(f\"f{i}_{j}\", \"w\").write(data[-1000:] + \"y\")' $i"
+		done ;;
+	appenders)
+		# Only the data files traced: the python start's own opens
+		# would make most of the report's time.
+		for i in $(seq 0 999); do
+			"$IOW" --level full --include "$PWD" -o "$B/traces/T$i" -- \
+				python3 -c 'import sys
+for j in range(100):
+    data = open(f"log{j}").read() if sys.argv[1] != "0" else ""
+    open(f"log{j}", "a").write(f"{len(data)}\n")' "$i" >/dev/null
 		done ;;
 	*) echo "unknown workflow $1" >&2; exit 2 ;;
 	esac

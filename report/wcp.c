@@ -368,22 +368,47 @@ static size_t renamed_version(const struct workflow *wf,
 	return best;
 }
 
-struct reached_ref {
-	size_t name; /* index in an->reached */
-	int64_t first_us; /* the version's first write */
-	size_t v;
-};
+int wcp_ref_order(const struct version_ref *x, const struct version_ref *y)
+{
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return (x->first_us > y->first_us) - (x->first_us < y->first_us);
+}
 
-/* By name, each name's versions by first write, as a file's are. */
+/* By group, each group's versions by first write, as a file's are. */
 static int cmp_reached(const void *a, const void *b)
 {
-	const struct reached_ref *x = a, *y = b;
+	const struct version_ref *x = a, *y = b;
+	int c = wcp_ref_order(x, y);
 
-	if (x->name != y->name)
-		return x->name < y->name ? -1 : 1;
-	if (x->first_us != y->first_us)
-		return x->first_us < y->first_us ? -1 : 1;
-	return x->v < y->v ? -1 : x->v > y->v;
+	return c ? c : (x->v > y->v) - (x->v < y->v);
+}
+
+void wcp_group_versions(struct version_ref *ref, size_t n, size_t ngroups,
+			int (*cmp)(const void *, const void *), size_t **vfirst,
+			size_t **version)
+{
+	sort_array(ref, n, sizeof(*ref), cmp);
+	*vfirst = xcalloc(ngroups + 1, sizeof(size_t));
+	*version = xcalloc(n + 1, sizeof(size_t));
+	for (size_t k = 0; k < n; k++) {
+		(*version)[k] = ref[k].v;
+		(*vfirst)[ref[k].group + 1] = k + 1;
+	}
+}
+
+size_t wcp_begun_by(const struct analysis *an, const size_t *version, size_t lo,
+		    size_t hi, int64_t t)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (an->vertex[version[mid]].first_us <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* The kernel's name of the file version v's writer reached through a
@@ -413,7 +438,7 @@ static size_t reached_key(const struct workflow *wf, struct analysis *an,
  * by the file's own name, or through another link to it, finds it. */
 static void index_reached(const struct workflow *wf, struct analysis *an)
 {
-	struct reached_ref *ref = xcalloc(an->nvertices + 1, sizeof(*ref));
+	struct version_ref *ref = xcalloc(an->nvertices + 1, sizeof(*ref));
 	size_t n = 0, names = 0;
 
 	hmap_init(&an->reached);
@@ -421,17 +446,12 @@ static void index_reached(const struct workflow *wf, struct analysis *an)
 		size_t d = reached_key(wf, an, v, &names);
 
 		if (d != NO_INDEX)
-			ref[n++] = (struct reached_ref){ d,
+			ref[n++] = (struct version_ref){ d,
 							 an->vertex[v].first_us,
 							 v };
 	}
-	sort_array(ref, n, sizeof(*ref), cmp_reached);
-	an->reached_vfirst = xcalloc(names + 1, sizeof(size_t));
-	an->reached_version = xcalloc(n + 1, sizeof(size_t));
-	for (size_t k = 0; k < n; k++) {
-		an->reached_version[k] = ref[k].v;
-		an->reached_vfirst[ref[k].name + 1] = k + 1;
-	}
+	wcp_group_versions(ref, n, names, cmp_reached, &an->reached_vfirst,
+			   &an->reached_version);
 	free(ref);
 }
 
@@ -480,22 +500,14 @@ static size_t reached_version(const struct workflow *wf,
 			      size_t len, size_t self, int64_t t)
 {
 	size_t d = hmap_get(&an->reached, path, len);
-	size_t lo, hi;
+	size_t lo;
 
 	if (d == HMAP_NONE)
 		return NO_INDEX;
-	lo = an->reached_vfirst[d];
-	hi = an->reached_vfirst[d + 1];
 	/* Ordered by first write: the last one begun by t, then back past
 	 * the task's own and those no longer there. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (an->vertex[an->reached_version[mid]].first_us <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = wcp_begun_by(an, an->reached_version, an->reached_vfirst[d],
+			  an->reached_vfirst[d + 1], t);
 	for (; lo > an->reached_vfirst[d]; lo--) {
 		const struct vertex *v =
 			&an->vertex[an->reached_version[lo - 1]];

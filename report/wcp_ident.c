@@ -53,32 +53,37 @@ static size_t version_group(const struct workflow *wf, struct analysis *an,
 	return g;
 }
 
+/* By group, each group's versions by first write, and of those begun at
+ * one time the first made first: walking back from the last begun by a
+ * read finds the latest, and of equals the first made. */
+static int cmp_ident(const void *a, const void *b)
+{
+	const struct version_ref *x = a, *y = b;
+	int c = wcp_ref_order(x, y);
+
+	return c ? c : (x->v < y->v) - (x->v > y->v);
+}
+
 /* Every written version whose file has an identity, grouped by it (one
- * key per version, counting sort): group g's are
- * ident_version[ident_vfirst[g] .. ident_vfirst[g + 1]]. */
+ * key per version): group g's are ident_version[ident_vfirst[g] ..
+ * ident_vfirst[g + 1]], ordered by cmp_ident. */
 void wcp_index_identities(const struct workflow *wf, struct analysis *an)
 {
-	size_t *group = xcalloc(an->nvertices + 1, sizeof(size_t));
-	size_t *next;
+	struct version_ref *ref = xcalloc(an->nvertices + 1, sizeof(*ref));
+	size_t n = 0;
 
 	hmap_init(&an->idents);
-	for (size_t x = 0; x < an->nvertices; x++)
-		group[x] = version_group(wf, an, x);
-	an->ident_vfirst = xcalloc(an->nidents + 1, sizeof(size_t));
-	for (size_t x = 0; x < an->nvertices; x++)
-		if (group[x] != HMAP_NONE)
-			an->ident_vfirst[group[x] + 1]++;
-	for (size_t g = 0; g < an->nidents; g++)
-		an->ident_vfirst[g + 1] += an->ident_vfirst[g];
-	an->ident_version =
-		xcalloc(an->ident_vfirst[an->nidents] + 1, sizeof(size_t));
-	next = xcalloc(an->nidents + 1, sizeof(size_t));
-	memcpy(next, an->ident_vfirst, an->nidents * sizeof(size_t));
-	for (size_t x = 0; x < an->nvertices; x++)
-		if (group[x] != HMAP_NONE)
-			an->ident_version[next[group[x]]++] = x;
-	free(next);
-	free(group);
+	for (size_t x = 0; x < an->nvertices; x++) {
+		size_t g = version_group(wf, an, x);
+
+		if (g != HMAP_NONE)
+			ref[n++] = (struct version_ref){ g,
+							 an->vertex[x].first_us,
+							 x };
+	}
+	wcp_group_versions(ref, n, an->nidents, cmp_ident, &an->ident_vfirst,
+			   &an->ident_version);
+	free(ref);
 }
 
 /*
@@ -114,7 +119,7 @@ size_t wcp_identity_version(const struct workflow *wf,
 			    size_t self, int64_t t)
 {
 	unsigned char key[IDENT_KEY_LEN];
-	size_t g, best = NO_INDEX;
+	size_t g, first, k;
 
 	if (!f || self == NO_INDEX || !an->nidents ||
 	    !identity_key(&wf->task[self], f, key))
@@ -122,11 +127,13 @@ size_t wcp_identity_version(const struct workflow *wf,
 	g = hmap_get(&an->idents, key, sizeof(key));
 	if (g == HMAP_NONE)
 		return NO_INDEX;
-	for (size_t k = an->ident_vfirst[g]; k < an->ident_vfirst[g + 1]; k++) {
-		if (later_version(an, an->ident_version[k], best, self, t))
-			best = an->ident_version[k];
-	}
-	return best;
+	/* The last begun by t (cmp_ident), then back past self's own. */
+	first = an->ident_vfirst[g];
+	k = wcp_begun_by(an, an->ident_version, first, an->ident_vfirst[g + 1],
+			 t);
+	while (k > first && an->vertex[an->ident_version[k - 1]].task == self)
+		k--;
+	return k > first ? an->ident_version[k - 1] : NO_INDEX;
 }
 
 void wcp_identities_release(struct analysis *an)
