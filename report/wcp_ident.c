@@ -17,7 +17,11 @@
 
 /* A boot id as the kernel writes it: 8-4-4-4-12 hex digits. */
 #define BOOT_ID_LEN 36
-#define IDENT_KEY_LEN (4 * sizeof(uint64_t) + BOOT_ID_LEN)
+/* A key: the device (major, minor), the file on it (inode number, birth
+ * time), then the boot id. */
+#define DEV_LEN (2 * sizeof(uint64_t))
+#define FILE_ID_LEN (2 * sizeof(uint64_t))
+#define IDENT_KEY_LEN (DEV_LEN + FILE_ID_LEN + BOOT_ID_LEN)
 
 /* Record f's identity in task tk as a key; false if it has none. */
 static bool identity_key(const struct task *tk, const struct tfile *f,
@@ -90,7 +94,11 @@ void wcp_index_identities(const struct workflow *wf, struct analysis *an)
  * Whether version x was written to the file task self's record f is: not
  * known where either has no identity or the two traces are of different
  * boots (a device number is the boot's, and a file system shared between
- * hosts is not told from a local one), never "another file" then.
+ * hosts is not told from a local one), never "another file" then.  Nor
+ * where only the device differs: the same inode number and birth time
+ * (to the nanosecond) on another device is the file system mounted again
+ * from another one (a disk image attached to another loop device), or a
+ * copy of it.
  */
 enum file_match wcp_version_file(const struct workflow *wf,
 				 const struct analysis *an, size_t x,
@@ -106,7 +114,11 @@ enum file_match wcp_version_file(const struct workflow *wf,
 	    memcmp(a + IDENT_KEY_LEN - BOOT_ID_LEN,
 		   b + IDENT_KEY_LEN - BOOT_ID_LEN, BOOT_ID_LEN) != 0)
 		return FILE_UNKNOWN;
-	return memcmp(a, b, IDENT_KEY_LEN) == 0 ? FILE_SAME : FILE_OTHER;
+	if (memcmp(a, b, IDENT_KEY_LEN) == 0)
+		return FILE_SAME;
+	return memcmp(a + DEV_LEN, b + DEV_LEN, FILE_ID_LEN) == 0 ?
+		       FILE_UNKNOWN :
+		       FILE_OTHER;
 }
 
 /*

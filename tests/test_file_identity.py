@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -352,14 +353,24 @@ def no_birth(row):
     row["birth"] = ""
 
 
+def other_device(row):
+    major, minor = row["dev"].split(":")
+    row["dev"] = f"{int(major) + 1}:{minor}"
+
+
 @pytest.mark.parametrize("edit", [{"summary_edit": other_boot},
-                                  {"row_edit": no_birth}],
-                         ids=["other-boot", "no-birth"])
+                                  {"row_edit": no_birth},
+                                  {"row_edit": other_device}],
+                         ids=["other-boot", "no-birth", "other-device"])
 def test_where_the_file_is_not_known_names_decide(tmp_path, edit):
     """The in-place workflow with T3's trace of another boot (the same
     dev, ino and birth, but a device number is the boot's: not known to
-    be another file, nor the same), or without T3's birth of out.txt:
-    the names' version, T1 -> T3, not an input."""
+    be another file, nor the same), without T3's birth of out.txt, or
+    with its out.txt on another device under the same inode number and
+    birth (its file system mounted again elsewhere: test_a_file_system_
+    mounted_again_keeps_its_names; other-device was an input, T3's dev
+    deciding the file was another, on d826f24): the names' version,
+    T1 -> T3, not an input."""
     d, traces = in_place_through_a_link(tmp_path)
     edit_trace(traces / "T3", d / "out.txt", **edit)
     _, err, rep = report(*(traces / t for t in ("T1", "T2", "T3")),
@@ -526,3 +537,60 @@ def test_an_append_after_a_rename_is_read_by_the_new_name(tmp_path):
     _, err, rep = report(traces, out=tmp_path / "r")
     assert flows_by_path(rep, d) == {("T2", "T4", "log.1", "log")}, err
     assert append_steps(rep) == [("T1", "T2")]
+
+
+def attach_loop(img):
+    """img attached to a free loop device (another each call); skips the
+    test where the system has none to give."""
+    p = subprocess.run(["losetup", "--find", "--show", str(img)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"no loop device here: {p.stderr.strip()}")
+    return p.stdout.strip()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not all(
+    shutil.which(c) for c in ("losetup", "mkfs.ext4", "unshare")),
+    reason="needs root, losetup, mkfs.ext4 and unshare (loop mounts)")
+def test_a_file_system_mounted_again_keeps_its_names(tmp_path):
+    """T1 writes out on an ext4 image mounted from one loop device; it is
+    unmounted and mounted again from another (the image attached twice:
+    another device number, the same inode number and birth time); T3
+    reads out, T1's bytes: T1 -> T3 by names, not an input (d826f24 took
+    the other device for another file)."""
+    img, mnt, traces = tmp_path / "fs.img", tmp_path / "mnt", tmp_path / "t"
+    mnt.mkdir()
+    with open(img, "wb") as f:
+        f.truncate(32 << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], check=True,
+                   capture_output=True)
+    devs = [attach_loop(img)]
+    try:
+        devs.append(attach_loop(img))
+        # A mount namespace of its own: its mounts go with it.
+        script = (f"set -e; mount {devs[0]} {mnt}\n"
+                  f"{IOWRAP} --level full -o {traces}/T1 -- "
+                  f"sh -c 'echo one > {mnt}/out'\n"
+                  f"stat -c %d {mnt}/out; umount {mnt}\n"
+                  f"mount {devs[1]} {mnt}\n"
+                  f"{IOWRAP} --level full -o {traces}/T3 -- "
+                  f"sh -c 'cat {mnt}/out > {mnt}/res'\n"
+                  f"stat -c %d {mnt}/out; cat {mnt}/res; umount {mnt}")
+        p = subprocess.run(["unshare", "-m", "sh", "-c", script],
+                           capture_output=True, text=True, timeout=120)
+        if p.returncode != 0 and "mount" in p.stderr and \
+                not (traces / "T1").exists():
+            pytest.skip(f"no ext4 loop mount here: {p.stderr.strip()}")
+        assert p.returncode == 0, p.stderr
+    finally:
+        for dev in devs:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+    dev1, dev3, res = p.stdout.split("\n")[:3]
+    assert dev1 != dev3 and res == "one"
+    r1, r3 = row_of(traces / "T1", mnt / "out"), row_of(traces / "T3",
+                                                        mnt / "out")
+    assert r1["dev"] != r3["dev"] and r1["birth"] != ""
+    assert (r1["ino"], r1["birth"]) == (r3["ino"], r3["birth"])
+    _, err, rep = report(traces / "T1", traces / "T3", out=tmp_path / "r")
+    assert flow_edges(rep) == {("T1", "T3", "out", 4)}, err
+    assert input_names(rep) == set()
