@@ -202,12 +202,38 @@ static inline bool later_version(const struct analysis *an, size_t x,
 	       (best == NO_INDEX || v->first_us > an->vertex[best].first_us);
 }
 
+/* A written version in a group (a name, a file's identity), at its
+ * first write. */
+struct version_ref {
+	size_t group;
+	int64_t first_us;
+	size_t v;
+};
+/* The order of refs by group, then by first write; 0 where both are the
+ * same (wcp.c). */
+int wcp_ref_order(const struct version_ref *x, const struct version_ref *y);
+/* Sorts ref[0 .. n) by cmp, which orders by group first, and lays it out
+ * by group: group k's versions are (*version)[(*vfirst)[k] ..
+ * (*vfirst)[k + 1]]; every group below ngroups has one (wcp.c). */
+void wcp_group_versions(struct version_ref *ref, size_t n, size_t ngroups,
+			int (*cmp)(const void *, const void *), size_t **vfirst,
+			size_t **version);
+/* Of version[lo .. hi), ordered by first write, the end of those begun
+ * by t (wcp.c). */
+size_t wcp_begun_by(const struct analysis *an, const size_t *version, size_t lo,
+		    size_t hi, int64_t t);
+
 /* Written versions by their files' identity, and the latest one of
  * the file record f of task self is, begun by t (wcp_ident.c). */
 void wcp_index_identities(const struct workflow *wf, struct analysis *an);
 size_t wcp_identity_version(const struct workflow *wf,
 			    const struct analysis *an, const struct tfile *f,
 			    size_t self, int64_t t);
+/* Whether a version was written to the file a record is (wcp_ident.c). */
+enum file_match { FILE_UNKNOWN, FILE_SAME, FILE_OTHER };
+enum file_match wcp_version_file(const struct workflow *wf,
+				 const struct analysis *an, size_t x,
+				 const struct tfile *f, size_t self);
 void wcp_identities_release(struct analysis *an);
 /* The longest path by cost through the DAG in O(V + E): Kahn's
  * topological order, then one relaxation per edge (wcp_path.c). */

@@ -376,22 +376,47 @@ static size_t renamed_version(const struct workflow *wf,
 	return best;
 }
 
-struct reached_ref {
-	size_t name; /* index in an->reached */
-	int64_t first_us; /* the version's first write */
-	size_t v;
-};
+int wcp_ref_order(const struct version_ref *x, const struct version_ref *y)
+{
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return (x->first_us > y->first_us) - (x->first_us < y->first_us);
+}
 
-/* By name, each name's versions by first write, as a file's are. */
+/* By group, each group's versions by first write, as a file's are. */
 static int cmp_reached(const void *a, const void *b)
 {
-	const struct reached_ref *x = a, *y = b;
+	const struct version_ref *x = a, *y = b;
+	int c = wcp_ref_order(x, y);
 
-	if (x->name != y->name)
-		return x->name < y->name ? -1 : 1;
-	if (x->first_us != y->first_us)
-		return x->first_us < y->first_us ? -1 : 1;
-	return x->v < y->v ? -1 : x->v > y->v;
+	return c ? c : (x->v > y->v) - (x->v < y->v);
+}
+
+void wcp_group_versions(struct version_ref *ref, size_t n, size_t ngroups,
+			int (*cmp)(const void *, const void *), size_t **vfirst,
+			size_t **version)
+{
+	sort_array(ref, n, sizeof(*ref), cmp);
+	*vfirst = xcalloc(ngroups + 1, sizeof(size_t));
+	*version = xcalloc(n + 1, sizeof(size_t));
+	for (size_t k = 0; k < n; k++) {
+		(*version)[k] = ref[k].v;
+		(*vfirst)[ref[k].group + 1] = k + 1;
+	}
+}
+
+size_t wcp_begun_by(const struct analysis *an, const size_t *version, size_t lo,
+		    size_t hi, int64_t t)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (an->vertex[version[mid]].first_us <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* The kernel's name of the file version v's writer reached through a
@@ -553,7 +578,7 @@ static void index_reached_spans(const struct workflow *wf, struct analysis *an,
  * by the file's own name, or through another link to it, finds it. */
 static void index_reached(const struct workflow *wf, struct analysis *an)
 {
-	struct reached_ref *ref = xcalloc(an->nvertices + 1, sizeof(*ref));
+	struct version_ref *ref = xcalloc(an->nvertices + 1, sizeof(*ref));
 	size_t n = 0, names = 0;
 
 	hmap_init(&an->reached);
@@ -561,17 +586,12 @@ static void index_reached(const struct workflow *wf, struct analysis *an)
 		size_t d = reached_key(wf, an, v, &names);
 
 		if (d != NO_INDEX)
-			ref[n++] = (struct reached_ref){ d,
+			ref[n++] = (struct version_ref){ d,
 							 an->vertex[v].first_us,
 							 v };
 	}
-	sort_array(ref, n, sizeof(*ref), cmp_reached);
-	an->reached_vfirst = xcalloc(names + 1, sizeof(size_t));
-	an->reached_version = xcalloc(n + 1, sizeof(size_t));
-	for (size_t k = 0; k < n; k++) {
-		an->reached_version[k] = ref[k].v;
-		an->reached_vfirst[ref[k].name + 1] = k + 1;
-	}
+	wcp_group_versions(ref, n, names, cmp_reached, &an->reached_vfirst,
+			   &an->reached_version);
 	free(ref);
 	index_reached_spans(wf, an, names);
 }
@@ -745,17 +765,31 @@ static size_t version_by_names(const struct workflow *wf,
 	return later_of(an, v, k);
 }
 
-/* version_by_names, else where the names lead to nothing written, the
- * version of the file record f is by its identity (moved or linked
- * where no trace saw it). */
+/*
+ * The version task self's record f read (or appended to) at time t.  Where
+ * its names found one (version_by_names) and both that version's writer's
+ * record and f have a known identity, the file decides: a version of
+ * another file (moved or linked onto the name where no trace saw it, or
+ * the name's stale version after an unlink) was not read, the file's
+ * latest by identity was; a version of this file was, unless the file
+ * was written later through another name.  Unknown: the names' version.
+ * Where the names found none, the file's latest by identity.
+ */
 static size_t found_version(const struct workflow *wf,
 			    const struct analysis *an, const struct tfile *f,
 			    const char *name, size_t len, size_t self,
 			    int64_t opened, int64_t t)
 {
 	size_t v = version_by_names(wf, an, f, name, len, self, opened, t);
+	enum file_match m;
 
-	return v != NO_INDEX ? v : wcp_identity_version(wf, an, f, self, t);
+	if (v == NO_INDEX)
+		return wcp_identity_version(wf, an, f, self, t);
+	m = wcp_version_file(wf, an, v, f, self);
+	if (m == FILE_UNKNOWN)
+		return v;
+	return later_of(an, m == FILE_SAME ? v : NO_INDEX,
+			wcp_identity_version(wf, an, f, self, t));
 }
 
 /* The version a task saw at time t in file g, opened by that name then

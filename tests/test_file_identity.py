@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import IOWRAP
-from test_report import flow_edges, report, run_tasks, written_as
+from test_report import (append_steps, flow_edges, report, run_tasks,
+                         staged_with_a_pair, task, written_as)
 
 
 def files_rows(trace):
@@ -298,12 +300,10 @@ def test_the_latest_version_of_the_file_is_joined(tmp_path):
     assert transfer_steps(rep) == {("T2", "T3", "TRANSFER")}
 
 
-def test_a_name_that_finds_a_version_wins_over_identity(tmp_path):
+def in_place_through_a_link(tmp_path):
     """T1 writes out.txt; outside the traces it is linked to
-    staged/in.txt; T2 overwrites staged/in.txt in place; T3 reads
-    out.txt.  Its name leads to T1's version, so identity is not looked
-    up: the edge is T1 -> T3, though the 6 bytes T3 read are T2's
-    (docs/report-format.md, "File identity": names first)."""
+    staged/in.txt; T2 overwrites staged/in.txt in place (O_TRUNC, the
+    same inode); T3 reads out.txt: the 6 bytes it read are T2's."""
     d = tmp_path / "data"
     (d / "staged").mkdir(parents=True)
     traces = tmp_path / "traces"
@@ -314,10 +314,171 @@ def test_a_name_that_finds_a_version_wins_over_identity(tmp_path):
     assert (d / "res.txt").read_text() == "newer\n"
     assert same_identity(traces, ("T2", d / "staged" / "in.txt"),
                          ("T3", d / "out.txt"))
+    return d, traces
+
+
+def test_a_write_in_place_through_another_name_is_read(tmp_path):
+    """out.txt's name finds T1's version, of the file T3 read; the file
+    has a later one, T2's, written through its other name: T2 -> T3 on
+    out.txt, written as in.txt (before: T1 -> T3, names first)."""
+    d, traces = in_place_through_a_link(tmp_path)
+    _, err, rep = report(*(traces / t for t in ("T1", "T2", "T3")),
+                         out=tmp_path / "r")
+    assert flow_edges(rep) == {("T2", "T3", "out.txt", 6)}, err
+    assert written_as(rep) == {("T2", "T3", "out.txt", "in.txt")}
+    assert transfer_steps(rep) == {("T2", "T3", "TRANSFER")}
+    assert input_names(rep) == set()
+
+
+def edit_trace(trace, path, row_edit=None, summary_edit=None):
+    """Applies row_edit to trace's files.csv row of path, summary_edit to
+    its summary.json."""
+    rows = files_rows(trace)
+    fields = list(rows[0].keys())
+    if row_edit:
+        row_edit(next(r for r in rows if r["paths"] == str(path)))
+    write_files_rows(trace, rows, fields)
+    summary = json.loads((trace / "summary.json").read_text())
+    if summary_edit:
+        summary_edit(summary)
+    (trace / "summary.json").write_text(json.dumps(summary))
+
+
+def other_boot(summary):
+    b = summary["host"]["boot_id"]
+    summary["host"]["boot_id"] = ("0" if b[0] != "0" else "1") + b[1:]
+
+
+def no_birth(row):
+    row["birth"] = ""
+
+
+def other_device(row):
+    major, minor = row["dev"].split(":")
+    row["dev"] = f"{int(major) + 1}:{minor}"
+
+
+@pytest.mark.parametrize("edit", [{"summary_edit": other_boot},
+                                  {"row_edit": no_birth},
+                                  {"row_edit": other_device}],
+                         ids=["other-boot", "no-birth", "other-device"])
+def test_where_the_file_is_not_known_names_decide(tmp_path, edit):
+    """The in-place workflow with T3's trace of another boot (the same
+    dev, ino and birth, but a device number is the boot's: not known to
+    be another file, nor the same), without T3's birth of out.txt, or
+    with its out.txt on another device under the same inode number and
+    birth (its file system mounted again elsewhere: test_a_file_system_
+    mounted_again_keeps_its_names; other-device was an input, T3's dev
+    deciding the file was another, on d826f24): the names' version,
+    T1 -> T3, not an input."""
+    d, traces = in_place_through_a_link(tmp_path)
+    edit_trace(traces / "T3", d / "out.txt", **edit)
     _, err, rep = report(*(traces / t for t in ("T1", "T2", "T3")),
                          out=tmp_path / "r")
     assert flow_edges(rep) == {("T1", "T3", "out.txt", 6)}, err
-    assert written_as(rep) == set()
+    assert written_as(rep) == set() and input_names(rep) == set()
+    assert transfer_steps(rep) == {("T1", "T3", "TRANSFER")}
+
+
+def flows_by_path(rep, d):
+    """Data-flow edges as (writer, reader, file, written_as), paths
+    relative to d (written_as None where the reader's name)."""
+    names = {t["id"]: Path(t["dir"]).name for t in rep["tasks"]}
+    paths = {f["id"]: str(Path(f["path"]).relative_to(d))
+             for f in rep["files"] if f["path"].startswith(f"{d}/")}
+    return {(names[e["writer"]], names[e["reader"]], paths[e["file"]],
+             paths[e["written_as"]] if "written_as" in e else None)
+            for e in rep["data_flow"]["edges"]}
+
+
+def test_a_file_renamed_onto_a_written_name_outside_the_traces(tmp_path):
+    """T1 writes out; T2 writes shadow/out; outside the traces shadow/out
+    is renamed onto out (Snakemake's shadow rule); T3 reads out.  The
+    name finds T1's version, of a file that is gone: T3 read T2's
+    (before: T1 -> T3)."""
+    d = tmp_path / "data"
+    (d / "shadow").mkdir(parents=True)
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{"T1": f"echo old > {d}/out"},
+                       {"T2": f"echo shadow > {d}/shadow/out"}])
+    os.rename(d / "shadow" / "out", d / "out")
+    run_tasks(traces, [{"T3": f"cat {d}/out > {d}/res"}])
+    _, err, rep = report(*(traces / t for t in ("T1", "T2", "T3")),
+                         out=tmp_path / "r")
+    assert flows_by_path(rep, d) == {("T2", "T3", "out", "shadow/out")}, err
+    assert transfer_steps(rep) == {("T2", "T3", "TRANSFER")}
+    assert input_names(rep) == set()
+
+
+def wait_for(path, proc):
+    for _ in range(6000):
+        if path.exists() or proc.poll() is not None:
+            return
+        time.sleep(0.01)
+
+
+def test_a_write_to_a_file_renamed_over_is_not_to_the_new_one(tmp_path):
+    """T1 writes out, T0 writes new; Tw opens out to append, and after
+    Tm's `mv new out` appends to what it opened, T1's file, now nameless;
+    T3 reads out: T0's file.  Tw's version, begun after the rename, is
+    under the name out but of another file (before: Tw -> T3;
+    docs/report-format.md had it as a limitation)."""
+    d = tmp_path / "data"
+    d.mkdir()
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{"T1": f"echo old > {d}/out"},
+                       {"T0": f"echo new > {d}/new"}])
+    # No O_CREAT: an appender's open that may create begins its version.
+    tw = task(traces, "Tw", f"cd {d} && /usr/bin/python3 -c '"
+                            "import os, time\n"
+                            "fd = os.open(\"out\", os.O_WRONLY | os.O_APPEND)\n"
+                            "open(\"ready\", \"w\").close()\n"
+                            "while not os.path.exists(\"go\"): time.sleep(0.01)\n"
+                            "os.write(fd, b\"late\\n\")'")
+    wait_for(d / "ready", tw)
+    run_tasks(traces, [{"Tm": f"mv {d}/new {d}/out"}])
+    (d / "go").touch()
+    _, err = tw.communicate(timeout=120)
+    assert tw.returncode == 0, err
+    run_tasks(traces, [{"T3": f"cat {d}/out > {d}/res"}])
+    assert (d / "res").read_text() == "new\n"
+    assert (d / "ready").exists() and not (d / "new").exists()
+    _, err, rep = report(*(traces / t for t in ("T1", "T0", "Tw", "Tm",
+                                                "T3")),
+                         out=tmp_path / "r")
+    assert flows_by_path(rep, d) == {("T0", "T3", "out", "new")}, err
+    # Tw builds on T1's version: its out (APPEND) and its ready (SPLIT).
+    assert transfer_steps(rep) == {("T0", "T3", "TRANSFER"),
+                                   ("T1", "Tw", "APPEND"),
+                                   ("T1", "Tw", "SPLIT")}
+
+
+@pytest.mark.parametrize("replace", ["link", "file"])
+def test_a_stale_version_of_a_replaced_name_is_not_read(tmp_path, replace):
+    """T1 writes out, then T0 writes in; T2 removes in, and in is made
+    anew: a link to out (by T2: `rm in; ln -s out in`), or a file made
+    outside the traces.  The unlink by another task ends no name, so in's
+    name finds T0's version, later than T1's: but it is another file's.
+    T3 read out's (T1 -> T3), or a file no task wrote (an input), not
+    T0's (before: T0 -> T3)."""
+    d = tmp_path / "data"
+    d.mkdir()
+    traces = tmp_path / "traces"
+    remake = "ln -s out in" if replace == "link" else "true"
+    run_tasks(traces, [{"T1": f"echo new > {d}/out"},
+                       {"T0": f"echo stale > {d}/in"},
+                       {"T2": f"cd {d}; rm in; {remake}"}])
+    if replace == "file":
+        (d / "in").write_text("fresh\n")
+    run_tasks(traces, [{"T3": f"cat {d}/in > {d}/res"}])
+    _, err, rep = report(*(traces / t for t in ("T1", "T0", "T2", "T3")),
+                         out=tmp_path / "r")
+    if replace == "link":
+        assert flows_by_path(rep, d) == {("T1", "T3", "in", "out")}, err
+        assert input_names(rep) == set()
+    else:
+        assert flows_by_path(rep, d) == set(), err
+        assert input_names(rep) == {"in"}
 
 
 def test_an_append_by_identity_builds_on_another_tasks_version(tmp_path):
@@ -338,3 +499,98 @@ def test_an_append_by_identity_builds_on_another_tasks_version(tmp_path):
     _, err, rep = report(traces / "T1", traces / "T2", out=tmp_path / "r")
     assert transfer_steps(rep) == {("T1", "T2", "APPEND")}, err
     assert input_names(rep) == set() and flow_edges(rep) == set()
+
+
+def test_a_write_through_one_name_of_a_link_is_read_by_the_other(tmp_path):
+    """T1 writes a, T2 links it to b, T3 rewrites a in place (O_TRUNC,
+    the same file), T4 reads b.  The link gave b what a held then, T1's
+    version; the file has T3's since (before: T1 -> T4)."""
+    d = tmp_path / "data"
+    d.mkdir()
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{"T1": f"echo one > {d}/a"}, {"T2": f"ln {d}/a {d}/b"},
+                       {"T3": f"echo three > {d}/a"},
+                       {"T4": f"cat {d}/b > {d}/res"}])
+    assert (d / "res").read_text() == "three\n"
+    _, err, rep = report(*(traces / t for t in ("T1", "T2", "T3", "T4")),
+                         out=tmp_path / "r")
+    assert flows_by_path(rep, d) == {("T3", "T4", "b", "a")}, err
+    assert input_names(rep) == set()
+
+
+def test_an_append_after_a_rename_is_read_by_the_new_name(tmp_path):
+    """T2 opens log to append (without O_CREAT: its version begins at
+    its first write), T3 renames it log.1, then T2 appends to what it
+    opened; T4 reads log.1: T2's line is in it, so T2 -> T4 on log.1
+    written as log (before: T1 -> T4, a rename moving only what its
+    source held at the rename)."""
+    d, traces = staged_with_a_pair(
+        tmp_path, "echo 1 > log", lambda signal, wait: (
+            "/usr/bin/python3 -c 'import os, subprocess\n"
+            "fd = os.open(\"log\", os.O_WRONLY | os.O_APPEND)\n"
+            f"subprocess.run(\"{signal('opened')}; {wait('moved')}\", "
+            "shell=True)\n"
+            "os.write(fd, b\"2\\n\")'",
+            f"{wait('opened')}; mv log log.1; {signal('moved')}"),
+        "cat log.1 > o4")
+    assert (d / "o4").read_text() == "1\n2\n"
+    _, err, rep = report(traces, out=tmp_path / "r")
+    assert flows_by_path(rep, d) == {("T2", "T4", "log.1", "log")}, err
+    assert append_steps(rep) == [("T1", "T2")]
+
+
+def attach_loop(img):
+    """img attached to a free loop device (another each call); skips the
+    test where the system has none to give."""
+    p = subprocess.run(["losetup", "--find", "--show", str(img)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"no loop device here: {p.stderr.strip()}")
+    return p.stdout.strip()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not all(
+    shutil.which(c) for c in ("losetup", "mkfs.ext4", "unshare")),
+    reason="needs root, losetup, mkfs.ext4 and unshare (loop mounts)")
+def test_a_file_system_mounted_again_keeps_its_names(tmp_path):
+    """T1 writes out on an ext4 image mounted from one loop device; it is
+    unmounted and mounted again from another (the image attached twice:
+    another device number, the same inode number and birth time); T3
+    reads out, T1's bytes: T1 -> T3 by names, not an input (d826f24 took
+    the other device for another file)."""
+    img, mnt, traces = tmp_path / "fs.img", tmp_path / "mnt", tmp_path / "t"
+    mnt.mkdir()
+    with open(img, "wb") as f:
+        f.truncate(32 << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], check=True,
+                   capture_output=True)
+    devs = [attach_loop(img)]
+    try:
+        devs.append(attach_loop(img))
+        # A mount namespace of its own: its mounts go with it.
+        script = (f"set -e; mount {devs[0]} {mnt}\n"
+                  f"{IOWRAP} --level full -o {traces}/T1 -- "
+                  f"sh -c 'echo one > {mnt}/out'\n"
+                  f"stat -c %d {mnt}/out; umount {mnt}\n"
+                  f"mount {devs[1]} {mnt}\n"
+                  f"{IOWRAP} --level full -o {traces}/T3 -- "
+                  f"sh -c 'cat {mnt}/out > {mnt}/res'\n"
+                  f"stat -c %d {mnt}/out; cat {mnt}/res; umount {mnt}")
+        p = subprocess.run(["unshare", "-m", "sh", "-c", script],
+                           capture_output=True, text=True, timeout=120)
+        if p.returncode != 0 and "mount" in p.stderr and \
+                not (traces / "T1").exists():
+            pytest.skip(f"no ext4 loop mount here: {p.stderr.strip()}")
+        assert p.returncode == 0, p.stderr
+    finally:
+        for dev in devs:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+    dev1, dev3, res = p.stdout.split("\n")[:3]
+    assert dev1 != dev3 and res == "one"
+    r1, r3 = row_of(traces / "T1", mnt / "out"), row_of(traces / "T3",
+                                                        mnt / "out")
+    assert r1["dev"] != r3["dev"] and r1["birth"] != ""
+    assert (r1["ino"], r1["birth"]) == (r3["ino"], r3["birth"])
+    _, err, rep = report(traces / "T1", traces / "T3", out=tmp_path / "r")
+    assert flow_edges(rep) == {("T1", "T3", "out", 4)}, err
+    assert input_names(rep) == set()
