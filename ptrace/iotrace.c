@@ -469,6 +469,20 @@ static int read_fd_path(struct iotrace *io, uint32_t view, pid_t pid, int fd,
 	return read_link_in_view(io, view, pid, link, sb);
 }
 
+/* The kernel's name for fd where it is a path, not "pipe:[INO]" or
+ * "socket:[INO]": a new string, or NULL. */
+static char *kernel_path(struct iotrace *io, uint32_t view, pid_t pid, int fd)
+{
+	struct strbuf sb;
+	char *name = NULL;
+
+	sb_init(&sb, PATH_MAX);
+	if (read_fd_path(io, view, pid, fd, &sb) == 0 && sb_str(&sb)[0] == '/')
+		name = sb_detach(&sb);
+	sb_release(&sb);
+	return name;
+}
+
 /*
  * The kernel's name for an open file, when the name it was opened by says
  * little: /dev/stdin, /dev/fd/N, /proc/self/fd/N/... and /proc/self/cwd/...
@@ -479,15 +493,12 @@ static int read_fd_path(struct iotrace *io, uint32_t view, pid_t pid, int fd,
 static void take_kernel_path(struct iotrace *io, uint32_t view, pid_t pid,
 			     int fd, struct ofd *o)
 {
-	struct strbuf sb;
+	char *name = kernel_path(io, view, pid, fd);
 
-	sb_init(&sb, PATH_MAX);
-	if (read_fd_path(io, view, pid, fd, &sb) == 0 &&
-	    sb_str(&sb)[0] == '/') {
+	if (name) {
 		free(o->path);
-		o->path = sb_detach(&sb);
+		o->path = name;
 	}
-	sb_release(&sb);
 }
 
 /* /dev/fuse, whatever its name: the misc device's minor 229 (FUSE_MINOR
@@ -499,33 +510,32 @@ static bool is_fuse_device(const struct stat *st)
 
 /* A kind of file the trace follows: a regular file, a directory, or a
  * FIFO (mkfifo), which workflows connect steps with (Snakemake's pipe()
- * outputs).  An anonymous pipe is a FIFO too: is_named_fifo tells. */
+ * outputs).  An anonymous pipe is a FIFO too: take_fifo_name tells. */
 static bool is_traced_kind(mode_t mode)
 {
 	return S_ISREG(mode) || S_ISDIR(mode) || S_ISFIFO(mode);
 }
 
-/* Whether fd, a FIFO, has a name in the file system: the kernel names
- * an anonymous pipe (pipe(2), a shell's |) "pipe:[INO]". */
-static bool is_named_fifo(struct iotrace *io, uint32_t view, pid_t pid, int fd)
+/*
+ * Whether fd, a FIFO, has a name in the file system: the kernel names an
+ * anonymous pipe (pipe(2), a shell's |) "pipe:[INO]".  A named one's
+ * kernel name replaces the name it was opened by where take says so, as
+ * take_kernel_path does for other files: one readlink for both.
+ */
+static bool take_fifo_name(struct iotrace *io, uint32_t view, pid_t pid, int fd,
+			   struct ofd *o, bool take)
 {
-	struct strbuf sb;
-	bool named;
+	char *name = kernel_path(io, view, pid, fd);
 
-	sb_init(&sb, PATH_MAX);
-	named = read_fd_path(io, view, pid, fd, &sb) == 0 &&
-		sb_str(&sb)[0] == '/';
-	sb_release(&sb);
-	return named;
-}
-
-/* Whether fd, of stat st, is a file of the trace (with an inode id). */
-static bool is_traced_file(struct iotrace *io, uint32_t view, pid_t pid, int fd,
-			   const struct stat *st)
-{
-	if (S_ISFIFO(st->st_mode))
-		return is_named_fifo(io, view, pid, fd);
-	return is_traced_kind(st->st_mode);
+	if (!name)
+		return false;
+	if (take || excluded(io, o->path)) {
+		free(o->path);
+		o->path = name;
+	} else {
+		free(name);
+	}
+	return true;
 }
 
 /* Fills an ofd's type, inode and traced flag from the open fd itself,
@@ -547,8 +557,10 @@ static int describe_ofd(struct iotrace *io, uint32_t view, pid_t viewer,
 		return -1;
 	if (is_fuse_device(&st))
 		io->serves_fuse = true;
-	file = is_traced_file(io, view, pid, fd, &st);
-	if ((named_by_kernel || excluded(io, o->path)) && file)
+	file = is_traced_kind(st.st_mode);
+	if (S_ISFIFO(st.st_mode))
+		file = take_fifo_name(io, view, pid, fd, o, named_by_kernel);
+	else if (file && (named_by_kernel || excluded(io, o->path)))
 		take_kernel_path(io, view, pid, fd, o);
 	/* Unlinked since it was opened: the file it was, if that was seen
 	 * (a descriptor first met after the unlink, sent or inherited). */
