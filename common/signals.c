@@ -694,6 +694,7 @@ void signals_main_ended(void)
 
 void signals_main_reaped(void)
 {
+	signals_main_ended();
 	if (orphan_timeout_s >= 0)
 		arm_orphan_timer(orphan_timeout_s);
 }

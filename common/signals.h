@@ -31,7 +31,8 @@ void signals_set_target(pid_t pid);
  * traced by iowrap and reached through a pidfd.
  */
 void signals_main_ended(void);
-/* iowrap has reaped the main process: --orphan-timeout's time starts. */
+/* iowrap has reaped the main process: it has ended (signals_main_ended),
+ * and --orphan-timeout's time starts. */
 void signals_main_reaped(void);
 /*
  * Forwards every signal sent to iowrap so far.  Called at a tracee's exit

@@ -267,7 +267,6 @@ static void handle_death(struct tracer *tr, pid_t tid, int status)
 	follow_forget(&self->follow, tid, true);
 	if (tid == tr->main_pid) {
 		tr->result->main_reaped = true;
-		signals_main_ended();
 		signals_main_reaped();
 		tr->result->main_status = status;
 		tr->result->main_end_us = now_realtime_us();
