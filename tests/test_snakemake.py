@@ -168,21 +168,29 @@ def snakemake_env(iowrap_home, level):
     return env
 
 
+def run_workflow(tmp_path, iowrap_home, snakefile, level, *args):
+    """Runs SNAKEFILE in TMP/wf with the shipped profile and ARGS, iowrap at
+    LEVEL; the workflow directory and the log's path in it."""
+    if shutil.which("snakemake") is None:
+        pytest.skip("snakemake not installed: run ci/install-packages.sh")
+    wf = tmp_path / "wf"
+    wf.mkdir()
+    (wf / "Snakefile").write_text(snakefile)
+    proc = subprocess.run(
+        ["snakemake", "--profile", str(iowrap_home / "snakemake"), *args],
+        cwd=wf, env=snakemake_env(iowrap_home, level), capture_output=True,
+        text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (log,) = re.findall(r"^Complete log: (\S+)$", proc.stderr, re.M)
+    return wf, wf / log
+
+
 def test_a_pipe_output_is_a_data_flow_edge(tmp_path, iowrap_home):
     """A pipe() output: Snakemake makes it a FIFO and runs its writer and
     its reader at once, each under iowrap.  The report has the edge from
     the producer's task to the consumer's on stream.txt, all 3893 bytes,
     and no input state for it.  Before, a FIFO was in no trace."""
-    if shutil.which("snakemake") is None:
-        pytest.skip("snakemake not installed: run ci/install-packages.sh")
-    wf = tmp_path / "wf"
-    wf.mkdir()
-    (wf / "Snakefile").write_text(PIPE_SNAKEFILE)
-    proc = subprocess.run(
-        ["snakemake", "--profile", str(iowrap_home / "snakemake")],
-        cwd=wf, env=snakemake_env(iowrap_home, "full"), capture_output=True,
-        text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    wf, _ = run_workflow(tmp_path, iowrap_home, PIPE_SNAKEFILE, "full")
     assert (wf / "count.txt").read_text() == "3893\n"
     out = tmp_path / "out"
     subprocess.run([str(IOWRAP), "report", "-o", str(out),
@@ -227,6 +235,42 @@ def test_shell_shim_runs_bash_under_iowrap(tmp_path, iowrap_home):
     assert summary["exit"]["code"] == 3
 
 
+def test_shell_shim_picks_the_group_job_of_its_command(tmp_path, iowrap_home):
+    """bin/bash in a group job: the job recorded (by group_jobs.py) with the
+    longest command found within the one it runs; none when two recorded
+    jobs' commands tie, as two jobs running the same command do."""
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    for name, fields in (("1", ("sleep 0", "short", "n=1")),
+                         ("2", ("sleep 0; echo x", "long", "n=2,m=3")),
+                         ("3", ("true", "stamp", "s=a")),
+                         ("4", ("true", "stamp", "s=b"))):
+        (jobs / f"{name}.job").write_bytes(
+            b"".join(f.encode() + b"\0" for f in fields))
+    (jobs / "5.tmp").write_bytes(b"sleep\0half\0")  # being written
+    env = dict(os.environ, IOWRAP_HOME=str(iowrap_home),
+               IOWRAP_SNAKEMAKE_JOBS_DIR=str(jobs),
+               IOWRAP_SNAKEMAKE_GROUP="g")
+    for var in ("IOWRAP", "IOWRAP_DIR", "IOWRAP_SNAKEMAKE_RULE",
+                "IOWRAP_SNAKEMAKE_JOBID", "IOWRAP_SNAKEMAKE_WILDCARDS"):
+        env.pop(var, None)
+    got = {}
+    for cmd in ("sleep 0", "sleep 0; echo x", "true", "echo other"):
+        out = tmp_path / cmd.replace(" ", "_").replace(";", "")
+        proc = subprocess.run(
+            [str(WRAPPERS / "bin" / "bash"), "-c",
+             f"set -euo pipefail;  {cmd}"], cwd=tmp_path,
+            env=dict(env, IOWRAP_ROOT=str(out)), capture_output=True,
+            timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        (summary,) = [json.loads(p.read_text()) for p in out.rglob("summary.json")]
+        smk = summary["task"]["snakemake"]
+        got[cmd] = (smk.get("rule"), smk.get("wildcards"))
+    assert got == {"sleep 0": ("short", {"n": "1"}),
+                   "sleep 0; echo x": ("long", {"n": "2", "m": "3"}),
+                   "true": (None, None), "echo other": (None, None)}
+
+
 def test_shell_shim_without_iowrap_runs_untraced(tmp_path):
     env = dict(os.environ, IOWRAP_HOME=str(tmp_path / "nowhere"),
                PATH="/usr/bin:/bin")
@@ -237,3 +281,202 @@ def test_shell_shim_without_iowrap_runs_untraced(tmp_path):
     assert proc.returncode == 4
     assert "iowrap not found" in proc.stderr and "running untraced" in proc.stderr
     assert not list(tmp_path.rglob("summary.json"))
+
+
+def snakemake_group_jobs(log):
+    """The jobs of the group jobs in the main process's log, each
+    {"group", "rule", "jobid", "wildcards", "input", "output"}: the blocks
+    `group job G (jobs in lexicogr. order):` / `    rule NAME:` /
+    `        jobid: N` of its output."""
+    jobs = []
+    group = None
+    for line in log.splitlines():
+        m = re.match(r"^group job (\S+) \(jobs in lexicogr\. order\):$", line)
+        if m:
+            group = m.group(1)
+            continue
+        if group is None:
+            continue
+        m = re.match(r"^    (?:local)?rule (\w+):$", line)
+        if m:
+            jobs.append({"group": group, "rule": m.group(1),
+                         "wildcards": "", "input": "", "output": ""})
+            continue
+        m = re.match(r"^        (\w+): (.*)$", line)
+        if m and jobs and jobs[-1]["group"] == group:
+            jobs[-1][m.group(1)] = m.group(2)
+        elif line and not line.startswith(" "):
+            group = None
+    return jobs
+
+
+def job_uuid(rule, wildcards):
+    """Snakemake 7's Job.uuid(): the last job's names its group job."""
+    from snakemake.common import UUID_NAMESPACE
+    import uuid
+    name = ",".join(sorted(f"{k}:{v}" for k, v in wildcards.items()))
+    return str(uuid.uuid5(UUID_NAMESPACE, f"{rule}:{name}"))
+
+
+def log_wildcards(job):
+    return dict(kv.split("=", 1) for kv in job["wildcards"].split(", ") if kv)
+
+
+def run_group_workflow(tmp_path, iowrap_home, snakefile, *args):
+    """Runs SNAKEFILE with the shipped profile; the group jobs of its log,
+    and every trace's summary and directory."""
+    wf, log = run_workflow(tmp_path, iowrap_home, snakefile, "files", *args)
+    jobs = snakemake_group_jobs(log.read_text())
+    traces = [(json.loads(p.read_text()), p.parent)
+              for p in sorted(wf.rglob("summary.json"))]
+    return wf, jobs, traces
+
+
+def report_tasks(wf, tmp_path):
+    """report.json's tasks by directory: (name, key, logical_task)."""
+    out = tmp_path / "report"
+    subprocess.run([str(IOWRAP), "report", "-o", str(out),
+                    str(wf / ".snakemake" / "iowrap")], check=True,
+                   capture_output=True, timeout=120)
+    rep = json.loads((out / "report.json").read_text())
+    return {Path(t["dir"]).resolve(): (t["name"], t["key"], t["logical_task"])
+            for t in rep["tasks"]}
+
+
+PIPE_GROUP_SNAKEFILE = """\
+SAMPLES = ["a", "b"]
+
+rule all:
+    input: expand("count/{sample}.txt", sample=SAMPLES)
+
+rule produce:
+    output: pipe("stream/{sample}.txt")
+    shell: "seq 1 1000 | sed 's/^/{wildcards.sample}/' > {output}"
+
+rule consume:
+    input: "stream/{sample}.txt"
+    output: "count/{sample}.txt"
+    shell: "wc -c < {input} > {output}"
+"""
+
+
+def test_pipe_group_jobs_have_their_rule_and_wildcards(tmp_path, iowrap_home):
+    """Each pipe() makes its producer and its consumer one group job: one
+    Snakemake process runs both at once, in threads sharing one
+    environment.  Each job's trace still names its rule and wildcards (the
+    command matched to the job the group's log handler recorded), its group
+    as the main log calls it, the group job's own id (the uuid of its last
+    job, Snakemake's Job.uuid()) and the group's rules; no jobid, which the
+    main process alone knows.  Before, both traces had no rule: same name,
+    no wildcards, nothing to tell the sample."""
+    wf, jobs, traces = run_group_workflow(tmp_path, iowrap_home,
+                                          PIPE_GROUP_SNAKEFILE)
+    assert (wf / "count" / "a.txt").read_text() == "4893\n"
+    assert sorted((j["rule"], j["wildcards"]) for j in jobs) == [
+        ("consume", "sample=a"), ("consume", "sample=b"),
+        ("produce", "sample=a"), ("produce", "sample=b")]
+    by_job = {(j["rule"], j["wildcards"]): j for j in jobs}
+    assert len(traces) == 4
+    reported = report_tasks(wf, tmp_path)
+    seen = set()
+    for summary, trace_dir in traces:
+        task = summary["task"]
+        smk = task["snakemake"]
+        sample = smk["wildcards"]["sample"]
+        job = by_job[(smk["rule"], f"sample={sample}")]
+        seen.add((smk["rule"], sample))
+        assert smk == {"rule": job["rule"], "wildcards": {"sample": sample},
+                       "group": job["group"],
+                       "group_jobid": job_uuid("consume", {"sample": sample}),
+                       "group_rules": "consume,produce"}, smk
+        assert task["engine"] == "snakemake"
+        assert task["name"] == f"{job['rule']}[sample={sample}]"
+        assert task["key"] == f"smk-{job['rule']}-{smk['group_jobid']}"
+        assert summary["exit"]["code"] == 0
+        # the trace is that job's: it touched its own files, no others
+        files = {f.replace(" (pipe)", "")
+                 for f in (job["input"], job["output"]) if f}
+        assert traced_paths(trace_dir, wf) == files, (job, trace_dir)
+        assert reported[trace_dir.resolve()] == (
+            task["name"], task["key"], job["rule"])
+    assert len(seen) == 4
+
+
+NAMED_GROUP_SNAKEFILE = """\
+SAMPLES = ["a", "b"]
+
+rule all:
+    input:
+        expand("out/{sample}.txt", sample=SAMPLES),
+        expand("stamp/{sample}", sample=SAMPLES)
+
+rule first:
+    output: "mid/{sample}.txt"
+    group: "g"
+    shell: "echo {wildcards.sample} > {output}"
+
+rule second:
+    input: "mid/{sample}.txt"
+    output: "out/{sample}.txt"
+    group: "g"
+    shell: "tr a-z A-Z < {input} > {output}"
+
+# b's stamp waits for a's: a's command runs while it is the only one
+# recorded, b's when both are.
+rule stamp:
+    input: lambda w: ["out/b.txt", "stamp/a"] if w.sample == "b" else "out/a.txt"
+    output: touch("stamp/{sample}")
+    group: "g"
+    shell: "true"
+"""
+
+
+def test_named_group_jobs_have_their_rule_and_no_guess(tmp_path, iowrap_home):
+    """`group: "g"` with --group-components g=2: all six jobs are one group
+    job, run by one Snakemake process.  first and second get their rule and
+    wildcards.  The two stamp jobs run the same command ("true"): a's runs
+    while no other job with that command has started, and is a's; b's runs
+    when both have, so which one it is cannot be told: its trace names only
+    the group, its job id and rules (name "group g"), never a guess."""
+    wf, jobs, traces = run_group_workflow(
+        tmp_path, iowrap_home, NAMED_GROUP_SNAKEFILE,
+        "--group-components", "g=2")
+    assert (wf / "out" / "b.txt").read_text() == "B\n"
+    assert sorted((j["group"], j["rule"], j["wildcards"]) for j in jobs) == [
+        ("g", rule, f"sample={s}") for rule in ("first", "second", "stamp")
+        for s in "ab"]
+    group_jobids = {t["task"]["snakemake"]["group_jobid"] for t, _ in traces}
+    assert len(traces) == 6 and len(group_jobids) == 1
+    (group_jobid,) = group_jobids
+    assert group_jobid in {job_uuid(j["rule"], log_wildcards(j))
+                           for j in jobs}
+    reported = report_tasks(wf, tmp_path)
+    named = []
+    for summary, trace_dir in traces:
+        task = summary["task"]
+        smk = task["snakemake"]
+        group = {"group": "g", "group_jobid": group_jobid,
+                 "group_rules": "first,second,stamp"}
+        if "rule" not in smk:
+            assert smk == group, smk
+            assert task["name"] == "group g"
+            assert task["key"].startswith(f"smk-group-{group_jobid}")
+            assert reported[trace_dir.resolve()] == (
+                "group g", task["key"], "group g")
+            assert summary["command"][-1] == "set -euo pipefail;  true"
+            continue
+        named.append((smk["rule"], smk["wildcards"]))
+        assert smk == dict(group, rule=smk["rule"],
+                           wildcards=smk["wildcards"]), smk
+        (job,) = [j for j in jobs if j["rule"] == smk["rule"] and
+                  log_wildcards(j) == smk["wildcards"]]
+        # "true" touches nothing: Snakemake creates touch() outputs
+        expected = {f for f in (job["input"], job["output"])
+                    if f and job["rule"] != "stamp"}
+        assert traced_paths(trace_dir, wf) == expected, (job, trace_dir)
+        assert reported[trace_dir.resolve()] == (
+            task["name"], task["key"], smk["rule"])
+    assert sorted(named, key=repr) == [
+        ("first", {"sample": "a"}), ("first", {"sample": "b"}),
+        ("second", {"sample": "a"}), ("second", {"sample": "b"}),
+        ("stamp", {"sample": "a"})]
