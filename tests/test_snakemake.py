@@ -324,12 +324,36 @@ def log_wildcards(job):
 
 def run_group_workflow(tmp_path, iowrap_home, snakefile, *args):
     """Runs SNAKEFILE with the shipped profile; the group jobs of its log,
-    and every trace's summary and directory."""
+    every trace's summary and directory, and `iowrap tasks --json` of the
+    traces joined with the log."""
     wf, log = run_workflow(tmp_path, iowrap_home, snakefile, "files", *args)
     jobs = snakemake_group_jobs(log.read_text())
     traces = [(json.loads(p.read_text()), p.parent)
               for p in sorted(wf.rglob("summary.json"))]
-    return wf, jobs, traces
+    proc = subprocess.run(
+        [str(IOWRAP), "tasks", "--json", "--snakemake-log", str(log),
+         str(wf / ".snakemake" / "iowrap")], capture_output=True, text=True,
+        timeout=120)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    return wf, jobs, traces, json.loads(proc.stdout)
+
+
+def assert_joined(rows, jobs):
+    """`tasks --snakemake-log`: each group's job's trace row has its job's
+    block of the main log (found by rule and wildcards: the trace has no
+    jobid), finished; the one log-only row is the local rule all."""
+    by_trace = {}
+    for row in rows:
+        if row["trace"] is None:
+            assert row["task"] == "all", row
+            continue
+        smk = row["identity"]["snakemake"]
+        by_trace[(smk["rule"], ", ".join(
+            f"{k}={v}" for k, v in smk.get("wildcards", {}).items()))] = row
+    for job in jobs:
+        entry = by_trace[(job["rule"], job["wildcards"])]["snakemake_log"]
+        assert (entry["rule"], entry["jobid"], entry["status"]) == (
+            job["rule"], job["jobid"], "finished"), entry
 
 
 def report_tasks(wf, tmp_path):
@@ -369,8 +393,8 @@ def test_pipe_group_jobs_have_their_rule_and_wildcards(tmp_path, iowrap_home):
     job, Snakemake's Job.uuid()) and the group's rules; no jobid, which the
     main process alone knows.  Before, both traces had no rule: same name,
     no wildcards, nothing to tell the sample."""
-    wf, jobs, traces = run_group_workflow(tmp_path, iowrap_home,
-                                          PIPE_GROUP_SNAKEFILE)
+    wf, jobs, traces, rows = run_group_workflow(tmp_path, iowrap_home,
+                                                PIPE_GROUP_SNAKEFILE)
     assert (wf / "count" / "a.txt").read_text() == "4893\n"
     assert sorted((j["rule"], j["wildcards"]) for j in jobs) == [
         ("consume", "sample=a"), ("consume", "sample=b"),
@@ -400,6 +424,7 @@ def test_pipe_group_jobs_have_their_rule_and_wildcards(tmp_path, iowrap_home):
         assert reported[trace_dir.resolve()] == (
             task["name"], task["key"], job["rule"])
     assert len(seen) == 4
+    assert_joined(rows, jobs)
 
 
 NAMED_GROUP_SNAKEFILE = """\
@@ -438,7 +463,7 @@ def test_named_group_jobs_have_their_rule_and_no_guess(tmp_path, iowrap_home):
     while no other job with that command has started, and is a's; b's runs
     when both have, so which one it is cannot be told: its trace names only
     the group, its job id and rules (name "group g"), never a guess."""
-    wf, jobs, traces = run_group_workflow(
+    wf, jobs, traces, rows = run_group_workflow(
         tmp_path, iowrap_home, NAMED_GROUP_SNAKEFILE,
         "--group-components", "g=2")
     assert (wf / "out" / "b.txt").read_text() == "B\n"
@@ -480,3 +505,13 @@ def test_named_group_jobs_have_their_rule_and_no_guess(tmp_path, iowrap_home):
         ("first", {"sample": "a"}), ("first", {"sample": "b"}),
         ("second", {"sample": "a"}), ("second", {"sample": "b"}),
         ("stamp", {"sample": "a"})]
+    # the trace with no rule cannot be joined: its job is a log-only row
+    (unjoined,) = [r for r in rows if r["trace"] and
+                   "rule" not in r["identity"]["snakemake"]]
+    assert unjoined["snakemake_log"] is None
+    (stamp_b,) = [r for r in rows if r["trace"] is None and
+                  r["task"] == "stamp[sample=b]"]
+    assert stamp_b["snakemake_log"]["status"] == "finished"
+    assert_joined([r for r in rows if r is not stamp_b and r is not unjoined],
+                  [j for j in jobs if j["wildcards"] != "sample=b" or
+                   j["rule"] != "stamp"])
