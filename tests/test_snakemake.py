@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,40 +236,79 @@ def test_shell_shim_runs_bash_under_iowrap(tmp_path, iowrap_home):
     assert summary["exit"]["code"] == 3
 
 
+RECORD_JOBS = """\
+import importlib.util, json, sys
+from snakemake.shell import shell
+shell.executable("/bin/bash")  # as Snakemake does: "set -euo pipefail; "
+spec = importlib.util.spec_from_file_location("group_jobs", sys.argv[1])
+handler = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(handler)
+for cmd, rule, wildcards in json.loads(sys.argv[2]):
+    handler.log_handler({"level": "job_info", "name": rule,
+                         "wildcards": wildcards})
+    handler.log_handler({"level": "shellcmd", "msg": cmd})
+"""
+
+
+def record_group_jobs(jobs_dir, jobs):
+    """group_jobs.py's records of JOBS, (command, rule, wildcards) each,
+    logged as a group's Snakemake process logs them, in JOBS_DIR."""
+    pytest.importorskip("snakemake")
+    subprocess.run([sys.executable, "-c", RECORD_JOBS,
+                    str(WRAPPERS / "group_jobs.py"), json.dumps(jobs)],
+                   env=dict(os.environ, IOWRAP_SNAKEMAKE_JOBS_DIR=str(jobs_dir)),
+                   check=True, timeout=60)
+
+
 def test_shell_shim_picks_the_group_job_of_its_command(tmp_path, iowrap_home):
-    """bin/bash in a group job: the job recorded (by group_jobs.py) with the
-    longest command found within the one it runs; none when two recorded
-    jobs' commands tie, as two jobs running the same command do."""
+    """bin/bash in a group job: the job recorded (by group_jobs.py) whose
+    command is exactly the one it runs, also after a conda activation; none
+    when two recorded jobs run that same command, and none for a command
+    that only contains a job's (a run: block's shell() call, which no job
+    records, is not that job)."""
     jobs = tmp_path / "jobs"
     jobs.mkdir()
-    for name, fields in (("1", ("sleep 0", "short", "n=1")),
-                         ("2", ("sleep 0; echo x", "long", "n=2,m=3")),
-                         ("3", ("true", "stamp", "s=a")),
-                         ("4", ("true", "stamp", "s=b"))):
-        (jobs / f"{name}.job").write_bytes(
-            b"".join(f.encode() + b"\0" for f in fields))
-    (jobs / "5.tmp").write_bytes(b"sleep\0half\0")  # being written
+    record_group_jobs(jobs, [("sleep 0", "short", {"n": "1"}),
+                             ("sleep 0; echo x\n", "long", {"n": "2", "m": "3"}),
+                             ("true", "stamp", {"s": "a"}),
+                             ("true", "stamp", {"s": "b"}),
+                             ("echo 'it'", "quote", {})])
     env = dict(os.environ, IOWRAP_HOME=str(iowrap_home),
                IOWRAP_SNAKEMAKE_JOBS_DIR=str(jobs),
                IOWRAP_SNAKEMAKE_GROUP="g")
     for var in ("IOWRAP", "IOWRAP_DIR", "IOWRAP_SNAKEMAKE_RULE",
                 "IOWRAP_SNAKEMAKE_JOBID", "IOWRAP_SNAKEMAKE_WILDCARDS"):
         env.pop(var, None)
+    # as Snakemake 7.21's conda and singularity modules wrap a command
+    conda = "source /opt/conda/bin/activate '/wf/.snakemake/conda/3f1e_'; "
+    container = (" singularity  exec --home /wf  /wf/img.sif bash -c "
+                 r"'set -euo pipefail;  echo '\''it'\'''")
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "singularity").write_text("#!/bin/sh\nexit 0\n")
+    (stub / "singularity").chmod(0o755)
+    env["PATH"] = f"{stub}:{env['PATH']}"
     got = {}
-    for cmd in ("sleep 0", "sleep 0; echo x", "true", "echo other"):
-        out = tmp_path / cmd.replace(" ", "_").replace(";", "")
+    for i, cmd in enumerate(("sleep 0", "sleep 0; echo x",
+                             conda + "set -euo pipefail;  sleep 0; echo x",
+                             "true", "echo other", "sleep 0; echo y",
+                             "echo sleep 0", container)):
+        out = tmp_path / str(i)
+        if not cmd.startswith((conda, container)):
+            cmd = f"set -euo pipefail;  {cmd}"
         proc = subprocess.run(
-            [str(WRAPPERS / "bin" / "bash"), "-c",
-             f"set -euo pipefail;  {cmd}"], cwd=tmp_path,
+            [str(WRAPPERS / "bin" / "bash"), "-c", cmd], cwd=tmp_path,
             env=dict(env, IOWRAP_ROOT=str(out)), capture_output=True,
             timeout=60)
         assert proc.returncode == 0, proc.stderr
         (summary,) = [json.loads(p.read_text()) for p in out.rglob("summary.json")]
         smk = summary["task"]["snakemake"]
-        got[cmd] = (smk.get("rule"), smk.get("wildcards"))
-    assert got == {"sleep 0": ("short", {"n": "1"}),
-                   "sleep 0; echo x": ("long", {"n": "2", "m": "3"}),
-                   "true": (None, None), "echo other": (None, None)}
+        got[i] = (smk.get("rule"), smk.get("wildcards"))
+    assert got == {0: ("short", {"n": "1"}),
+                   1: ("long", {"n": "2", "m": "3"}),
+                   2: ("long", {"n": "2", "m": "3"}),
+                   3: (None, None), 4: (None, None), 5: (None, None),
+                   6: (None, None), 7: ("quote", {})}
 
 
 def test_shell_shim_without_iowrap_runs_untraced(tmp_path):
@@ -515,3 +555,45 @@ def test_named_group_jobs_have_their_rule_and_no_guess(tmp_path, iowrap_home):
     assert_joined([r for r in rows if r is not stamp_b and r is not unjoined],
                   [j for j in jobs if j["wildcards"] != "sample=b" or
                    j["rule"] != "stamp"])
+
+
+RUN_BLOCK_GROUP_SNAKEFILE = """\
+shell.prefix("set -o pipefail; ")
+
+rule all:
+    input: "b.txt"
+
+rule a:
+    output: "a.txt"
+    group: "g"
+    shell: "echo a > a.txt"
+
+rule b:
+    input: "a.txt"
+    output: "b.txt"
+    group: "g"
+    run:
+        shell("cat {input} > b.tmp; echo a > a.txt.bak")
+        shell("mv b.tmp {output}")
+"""
+
+
+def test_run_block_in_a_group_is_not_another_job(tmp_path, iowrap_home):
+    """A run: block logs no command, so its shell() calls have no job
+    recorded: the first one's text holds job a's whole command, and it was
+    a's (a's rule, files it never touched); now it is named by its group
+    alone, as is the second.  a itself is found under the Snakefile's own
+    shell.prefix()."""
+    wf, jobs, traces, _ = run_group_workflow(
+        tmp_path, iowrap_home, RUN_BLOCK_GROUP_SNAKEFILE,
+        "--group-components", "g=2")
+    assert (wf / "b.txt").read_text() == "a\n"
+    assert sorted(j["rule"] for j in jobs) == ["a", "b"]
+    got = sorted((summary["command"][-1], summary["task"]["name"],
+                  summary["task"]["snakemake"].get("rule"))
+                 for summary, _ in traces)
+    assert got == [
+        ("set -o pipefail;  cat a.txt > b.tmp; echo a > a.txt.bak",
+         "group g", None),
+        ("set -o pipefail;  echo a > a.txt", "a", "a"),
+        ("set -o pipefail;  mv b.tmp b.txt", "group g", None)]

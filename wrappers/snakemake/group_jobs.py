@@ -5,10 +5,15 @@
 # before it starts a job, is the job's rule, wildcards and formatted shell
 # command (a "job_info" message, then a "shellcmd" one, from the same
 # thread).  Each such job becomes one file in $IOWRAP_SNAKEMAKE_JOBS_DIR:
-# "COMMAND\0RULE\0WILDCARDS\0" (WILDCARDS as k=v,k2=v2), which bin/bash
-# matches against the command it is asked to run.  A file is written under
-# a temporary name and renamed, so a command never matches half a record.
-# Never raises: a monitor must not fail the job.
+# "COMMAND\0RULE\0WILDCARDS\0" (WILDCARDS as k=v,k2=v2), COMMAND as
+# Snakemake's shell() will run it (with its prefix and suffix), the file
+# named by COMMAND's SHA-256, so that bin/bash finds the one job whose
+# command is exactly the one it runs without reading the others.  Two jobs
+# with the same command make that file name neither (an empty RULE): no
+# guess.  A file is written under a temporary name and renamed, so a
+# command never matches half a record.  Never raises: a monitor must not
+# fail the job.
+import hashlib
 import os
 import threading
 
@@ -16,23 +21,43 @@ JOBS_DIR = os.environ.get("IOWRAP_SNAKEMAKE_JOBS_DIR", "")
 # job_info seen, shellcmd not yet: per thread, as both come from one thread.
 _pending = {}
 _lock = threading.Lock()
-_count = [0]
 
 
-def _job_record(info, cmd):
+def _run_command(cmd):
+    """CMD as snakemake.shell.shell() joins it before running it."""
+    from snakemake.shell import shell
+
+    return " ".join((shell._process_prefix, cmd,
+                     shell._process_suffix)).strip()
+
+
+def _job_record(info, command):
     wildcards = ",".join(f"{k}={v}"
                          for k, v in (info.get("wildcards") or {}).items())
-    fields = (cmd.strip(), str(info.get("name", "")), wildcards)
+    fields = (command, str(info.get("name", "")), wildcards)
     return "".join(f + "\0" for f in fields).encode("utf-8", "surrogateescape")
 
 
-def _write_record(data):
+def _old_record(name):
+    try:
+        with open(name, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def _write_record(command, data):
+    key = command.encode("utf-8", "surrogateescape")
+    name = os.path.join(JOBS_DIR, hashlib.sha256(key).hexdigest())
     with _lock:
-        _count[0] += 1
-        name = os.path.join(JOBS_DIR, "%d" % _count[0])
-    with open(name + ".tmp", "wb") as f:
-        f.write(data)
-    os.rename(name + ".tmp", name + ".job")
+        old = _old_record(name + ".job")
+        if old == data:
+            return
+        if old is not None:  # another job runs the same command
+            data = command.encode("utf-8", "surrogateescape") + b"\0\0\0"
+        with open(name + ".tmp", "wb") as f:
+            f.write(data)
+        os.rename(name + ".tmp", name + ".job")
 
 
 def _handle(msg):
@@ -44,7 +69,8 @@ def _handle(msg):
         info = _pending.pop(thread)
         cmd = msg.get("msg")
         if isinstance(cmd, str) and cmd.strip():
-            _write_record(_job_record(info, cmd))
+            command = _run_command(cmd)
+            _write_record(command, _job_record(info, command))
 
 
 def log_handler(msg):
