@@ -169,9 +169,10 @@ def snakemake_env(iowrap_home, level):
     return env
 
 
-def run_workflow(tmp_path, iowrap_home, snakefile, level, *args):
+def run_workflow(tmp_path, iowrap_home, snakefile, level, *args, env=None):
     """Runs SNAKEFILE in TMP/wf with the shipped profile and ARGS, iowrap at
-    LEVEL; the workflow directory and the log's path in it."""
+    LEVEL, ENV added to its environment; the workflow directory and the
+    log's path in it."""
     if shutil.which("snakemake") is None:
         pytest.skip("snakemake not installed: run ci/install-packages.sh")
     wf = tmp_path / "wf"
@@ -179,8 +180,8 @@ def run_workflow(tmp_path, iowrap_home, snakefile, level, *args):
     (wf / "Snakefile").write_text(snakefile)
     proc = subprocess.run(
         ["snakemake", "--profile", str(iowrap_home / "snakemake"), *args],
-        cwd=wf, env=snakemake_env(iowrap_home, level), capture_output=True,
-        text=True, timeout=300)
+        cwd=wf, env=dict(snakemake_env(iowrap_home, level), **(env or {})),
+        capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     (log,) = re.findall(r"^Complete log: (\S+)$", proc.stderr, re.M)
     return wf, wf / log
@@ -362,11 +363,12 @@ def log_wildcards(job):
     return dict(kv.split("=", 1) for kv in job["wildcards"].split(", ") if kv)
 
 
-def run_group_workflow(tmp_path, iowrap_home, snakefile, *args):
+def run_group_workflow(tmp_path, iowrap_home, snakefile, *args, env=None):
     """Runs SNAKEFILE with the shipped profile; the group jobs of its log,
     every trace's summary and directory, and `iowrap tasks --json` of the
     traces joined with the log."""
-    wf, log = run_workflow(tmp_path, iowrap_home, snakefile, "files", *args)
+    wf, log = run_workflow(tmp_path, iowrap_home, snakefile, "files", *args,
+                           env=env)
     jobs = snakemake_group_jobs(log.read_text())
     traces = [(json.loads(p.read_text()), p.parent)
               for p in sorted(wf.rglob("summary.json"))]
@@ -597,3 +599,46 @@ def test_run_block_in_a_group_is_not_another_job(tmp_path, iowrap_home):
          "group g", None),
         ("set -o pipefail;  echo a > a.txt", "a", "a"),
         ("set -o pipefail;  mv b.tmp b.txt", "group g", None)]
+
+
+NESTED_SNAKEFILE = """\
+rule all:
+    input: "count/a.txt", "single.txt"
+
+rule produce:
+    output: pipe("stream/{sample}.txt")
+    shell: "seq 1 100 > {output}"
+
+rule consume:
+    input: "stream/{sample}.txt"
+    output: "count/{sample}.txt"
+    shell: "wc -c < {input} > {output}"
+
+rule single:
+    output: "single.txt"
+    shell: "echo single > {output}"
+"""
+
+
+def test_nested_workflow_jobs_are_not_the_outer_job(tmp_path, iowrap_home):
+    """A workflow run from within a traced job (a nested snakemake) inherits
+    that job's IOWRAP_SNAKEMAKE_* variables.  A group job exported no rule
+    of its own, so both pipe jobs were the outer job (its rule, jobid and
+    wildcards) and never looked up; a single job kept the outer group's
+    fields.  Each job script now starts from none."""
+    outer = {"IOWRAP_SNAKEMAKE_RULE": "outer", "IOWRAP_SNAKEMAKE_JOBID": "9",
+             "IOWRAP_SNAKEMAKE_WILDCARDS": "x=1",
+             "IOWRAP_SNAKEMAKE_GROUP": "og",
+             "IOWRAP_SNAKEMAKE_GROUP_JOBID": "ogj",
+             "IOWRAP_SNAKEMAKE_GROUP_RULES": "o",
+             "IOWRAP_SNAKEMAKE_JOBS_DIR": str(tmp_path / "outer-jobs")}
+    wf, jobs, traces, _ = run_group_workflow(
+        tmp_path, iowrap_home, NESTED_SNAKEFILE, env=outer)
+    (group,) = {j["group"] for j in jobs}
+    got = sorted((s["task"]["name"], s["task"]["snakemake"].get("jobid"),
+                  s["task"]["snakemake"].get("group")) for s, _ in traces)
+    # single's jobid: this run's own number for it, not the outer 9
+    assert got == [("consume[sample=a]", None, group),
+                   ("produce[sample=a]", None, group),
+                   ("single", got[2][1], None)], got
+    assert got[2][1] in {str(n) for n in range(1, 4)}, got

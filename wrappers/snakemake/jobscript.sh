@@ -20,6 +20,12 @@ IOWRAP_HOME=${{IOWRAP_HOME:-/opt/iowrap}}
 export IOWRAP_HOME
 IOWRAP_ROOT=${{IOWRAP_ROOT:-$PWD/.snakemake/iowrap}}
 export IOWRAP_ROOT
+# This job's identity alone: a workflow run from within a traced job (a
+# nested snakemake) inherits that job's, which a group job, exporting no
+# rule, would otherwise keep for all its jobs.
+unset IOWRAP_SNAKEMAKE_RULE IOWRAP_SNAKEMAKE_JOBID IOWRAP_SNAKEMAKE_WILDCARDS \
+    IOWRAP_SNAKEMAKE_GROUP IOWRAP_SNAKEMAKE_GROUP_JOBID \
+    IOWRAP_SNAKEMAKE_GROUP_RULES IOWRAP_SNAKEMAKE_JOBS_DIR
 read -r -d '' exec_job <<'IOWRAP_EXEC_JOB'
 {exec_job}
 IOWRAP_EXEC_JOB
