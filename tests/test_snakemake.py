@@ -642,3 +642,22 @@ def test_nested_workflow_jobs_are_not_the_outer_job(tmp_path, iowrap_home):
                    ("produce[sample=a]", None, group),
                    ("single", got[2][1], None)], got
     assert got[2][1] in {str(n) for n in range(1, 4)}, got
+
+
+def test_group_job_runs_where_iowrap_home_is_not(tmp_path):
+    """IOWRAP_HOME not there (not mounted on the node that runs the job):
+    the jobs run untraced, as single jobs always did.  The group job gave
+    Snakemake a log handler script that did not exist, so it failed the
+    job ("Error: no log handler script found") and the workflow."""
+    if shutil.which("snakemake") is None:
+        pytest.skip("snakemake not installed: run ci/install-packages.sh")
+    wf = tmp_path / "wf"
+    wf.mkdir()
+    (wf / "Snakefile").write_text(NESTED_SNAKEFILE)
+    env = snakemake_env(tmp_path / "nowhere", "files")
+    proc = subprocess.run(["snakemake", "--profile", str(WRAPPERS)], cwd=wf,
+                          env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (wf / "count" / "a.txt").read_text() == "292\n"
+    assert not list(wf.rglob("summary.json"))

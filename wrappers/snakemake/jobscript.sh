@@ -31,7 +31,7 @@ read -r -d '' exec_job <<'IOWRAP_EXEC_JOB'
 IOWRAP_EXEC_JOB
 iowrap_group_exec=
 eval "$(python3 - "$0" "$exec_job" "$IOWRAP_HOME/snakemake/group_jobs.py" 2>/dev/null <<'PY'
-import json, shlex, sys
+import json, os, shlex, sys
 script, exec_job, handler = sys.argv[1:4]
 props = None
 with open(script, encoding="utf-8") as f:
@@ -66,9 +66,11 @@ elif props and props.get("type") == "group":
     export("GROUP_JOBID", str(props["jobid"]))
     export("GROUP_RULES", ",".join(target_rules(shlex.split(exec_job))))
     # The log handler goes right after "-m snakemake": exec_job may end in
-    # "&& touch FINISHED || ...", after which no option can go.
+    # "&& touch FINISHED || ...", after which no option can go. Snakemake
+    # fails a job whose handler script it cannot find (IOWRAP_HOME not on
+    # this node): without one the jobs run, unnamed.
     at = exec_job.find(" -m snakemake ")
-    if at >= 0:
+    if at >= 0 and os.path.isfile(handler) and os.access(handler, os.R_OK):
         at += len(" -m snakemake")
         print("iowrap_group_exec=" + shlex.quote(
             exec_job[:at] + " --log-handler-script " + shlex.quote(handler)
