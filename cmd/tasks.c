@@ -127,6 +127,8 @@ struct listing {
 	size_t nrows, rows_alloc;
 	struct log_index nf_by_hash;
 	struct hmap smk_by_job; /* rule NUL jobid -> the last such job */
+	/* rule NUL wildcards as the log prints them -> the last such job */
+	struct hmap smk_by_wildcards;
 };
 
 static int tasks_usage_error(const char *what)
@@ -225,9 +227,14 @@ static void index_smk(struct listing *l)
 
 	sb_init(&key, 0);
 	hmap_init(&l->smk_by_job);
+	hmap_init(&l->smk_by_wildcards);
 	for (size_t i = 0; i < l->smk.n; i++) {
-		smk_key(&key, l->smk.jobs[i].rule, l->smk.jobs[i].jobid);
+		const struct smk_job *j = &l->smk.jobs[i];
+
+		smk_key(&key, j->rule, j->jobid);
 		hmap_put(&l->smk_by_job, key.buf, key.len, i);
+		smk_key(&key, j->rule, j->wildcards ? j->wildcards : "");
+		hmap_put(&l->smk_by_wildcards, key.buf, key.len, i);
 	}
 	sb_release(&key);
 }
@@ -304,18 +311,52 @@ static long find_nf(const struct listing *l, const struct task_trace *t)
 	return -1;
 }
 
-/* The log's last job of the trace's rule and jobid, or -1. */
+/*
+ * A group job's job has no jobid (only the main Snakemake process knows
+ * it) but its rule and wildcards, which name one job of a run: its
+ * wildcards as the log prints them, "k=v, k2=v2".  False if the trace is
+ * no group's job, or a wildcard is not a string.
+ */
+static bool group_job_wildcards(const struct task_trace *t, struct strbuf *wc)
+{
+	const cJSON *smk =
+		cJSON_GetObjectItemCaseSensitive(t->task, "snakemake");
+	const cJSON *all = cJSON_GetObjectItemCaseSensitive(smk, "wildcards");
+	const cJSON *item;
+
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(smk, "group")) ||
+	    (all && !cJSON_IsObject(all)))
+		return false;
+	cJSON_ArrayForEach(item, all)
+	{
+		if (!cJSON_IsString(item))
+			return false;
+		sb_addf(wc, "%s%s=%s", wc->len ? ", " : "", item->string,
+			item->valuestring);
+	}
+	return true;
+}
+
+/* The log's last job of the trace's rule and jobid (a group's job: rule
+ * and wildcards), or -1. */
 static long find_smk(const struct listing *l, const struct task_trace *t)
 {
-	struct strbuf key;
-	size_t i;
+	struct strbuf key, wc;
+	size_t i = HMAP_NONE;
 
-	if (!l->have_smk || !t->smk_rule || !t->smk_jobid)
+	if (!l->have_smk || !t->smk_rule)
 		return -1;
 	sb_init(&key, 0);
-	smk_key(&key, t->smk_rule, t->smk_jobid);
-	i = hmap_get(&l->smk_by_job, key.buf, key.len);
+	sb_init(&wc, 0);
+	if (t->smk_jobid) {
+		smk_key(&key, t->smk_rule, t->smk_jobid);
+		i = hmap_get(&l->smk_by_job, key.buf, key.len);
+	} else if (group_job_wildcards(t, &wc)) {
+		smk_key(&key, t->smk_rule, sb_str(&wc));
+		i = hmap_get(&l->smk_by_wildcards, key.buf, key.len);
+	}
 	sb_release(&key);
+	sb_release(&wc);
 	return i == HMAP_NONE ? -1 : (long)i;
 }
 
@@ -810,8 +851,10 @@ static void release_listing(struct listing *l)
 	free(l->smk_used);
 	if (l->have_nf)
 		index_release(&l->nf_by_hash);
-	if (l->have_smk)
+	if (l->have_smk) {
 		hmap_release(&l->smk_by_job);
+		hmap_release(&l->smk_by_wildcards);
+	}
 	free(l->rows);
 }
 

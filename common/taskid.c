@@ -25,6 +25,9 @@ static const char *const field_names[TF_COUNT] = {
 	[TF_NF_PROCESS] = "nextflow.process",
 	[TF_SMK_RULE] = "snakemake.rule",
 	[TF_SMK_JOBID] = "snakemake.jobid",
+	[TF_SMK_GROUP] = "snakemake.group",
+	[TF_SMK_GROUP_JOBID] = "snakemake.group_jobid",
+	[TF_SMK_GROUP_RULES] = "snakemake.group_rules",
 	[TF_SLURM_JOB_ID] = "slurm.job_id",
 	[TF_SLURM_ARRAY_JOB_ID] = "slurm.array_job_id",
 	[TF_SLURM_ARRAY_TASK_ID] = "slurm.array_task_id",
@@ -118,16 +121,18 @@ static void set_field_str(struct task_identity *t, enum task_field f,
 	set_field(t, f, value, strlen(value), from);
 }
 
-static void read_env_fields(struct task_identity *t)
+/* The first variable set of each field's; a field already known stays. */
+static void read_env_table(struct task_identity *t,
+			   const struct env_field *table, size_t n)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(env_fields); i++) {
-		const struct env_field *e = &env_fields[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct env_field *e = &table[i];
 
 		for (size_t k = 0; k < ARRAY_SIZE(e->vars) && e->vars[k]; k++) {
 			const char *v = getenv(e->vars[k]);
 			char from[64];
 
-			if (!v || !*v)
+			if (!v || !*v || t->field[e->field])
 				continue;
 			snprintf(from, sizeof(from), "env %s", e->vars[k]);
 			set_field_str(t, e->field, v, from);
@@ -366,6 +371,10 @@ static void apply_snakemake_props(struct task_identity *t,
 		set_field_str(t, TF_SMK_RULE, p->rule, from);
 	if (p->jobid)
 		set_field_str(t, TF_SMK_JOBID, p->jobid, from);
+	if (p->group)
+		set_field_str(t, TF_SMK_GROUP, p->group, from);
+	if (p->group_jobid)
+		set_field_str(t, TF_SMK_GROUP_JOBID, p->group_jobid, from);
 	if (p->has_wildcards) {
 		kv_release(&t->wildcards);
 		t->wildcards = p->wildcards;
@@ -480,19 +489,22 @@ static void snakemake_from_parent(struct task_identity *t, pid_t ppid)
 	sb_release(&cmd);
 }
 
+/* Set by jobscript.sh (a group's fields) and bin/bash (a group's job). */
+static const struct env_field snakemake_env[] = {
+	{ TF_SMK_RULE, { "IOWRAP_SNAKEMAKE_RULE" } },
+	{ TF_SMK_JOBID, { "IOWRAP_SNAKEMAKE_JOBID" } },
+	{ TF_SMK_GROUP, { "IOWRAP_SNAKEMAKE_GROUP" } },
+	{ TF_SMK_GROUP_JOBID, { "IOWRAP_SNAKEMAKE_GROUP_JOBID" } },
+	{ TF_SMK_GROUP_RULES, { "IOWRAP_SNAKEMAKE_GROUP_RULES" } },
+};
+
 static void snakemake_from_env(struct task_identity *t)
 {
-	const char *rule = getenv("IOWRAP_SNAKEMAKE_RULE");
-	const char *jobid = getenv("IOWRAP_SNAKEMAKE_JOBID");
 	const char *wc = getenv("IOWRAP_SNAKEMAKE_WILDCARDS");
 	bool cut;
 
-	if (rule && *rule && !t->field[TF_SMK_RULE])
-		set_field_str(t, TF_SMK_RULE, rule,
-			      "env IOWRAP_SNAKEMAKE_RULE");
-	if (jobid && *jobid && !t->field[TF_SMK_JOBID])
-		set_field_str(t, TF_SMK_JOBID, jobid,
-			      "env IOWRAP_SNAKEMAKE_JOBID");
+	/* A job script's properties, read first, win. */
+	read_env_table(t, snakemake_env, ARRAY_SIZE(snakemake_env));
 	if (!wc || t->has_wildcards)
 		return;
 	if (snakemake_parse_wildcards(wc, &t->wildcards, &cut) < 0)
@@ -617,6 +629,24 @@ static void snakemake_name(const struct task_identity *t, struct strbuf *sb)
 	sb_addc(sb, ']');
 }
 
+/*
+ * smk-RULE-JOBID; a group's job has no jobid of the main Snakemake process
+ * (jobscript.sh), its group's own jobid instead: smk-RULE-GROUPJOBID, and
+ * smk-group-GROUPJOBID when the rule is not known either.
+ */
+static void snakemake_key(const struct task_identity *t, struct strbuf *sb)
+{
+	const char *id = t->field[TF_SMK_JOBID] ? t->field[TF_SMK_JOBID] :
+						  t->field[TF_SMK_GROUP_JOBID];
+
+	sb_addf(sb, "smk-%s",
+		t->field[TF_SMK_RULE] ? t->field[TF_SMK_RULE] : "group");
+	if (id)
+		sb_addf(sb, "-%s", id);
+	else if (!t->field[TF_SMK_RULE])
+		sb_addf(sb, "-%s", t->field[TF_SMK_GROUP]);
+}
+
 /* The engine's own name for the task; false if it has none. */
 static bool engine_name(const struct task_identity *t, const char *engine,
 			struct strbuf *sb)
@@ -625,6 +655,8 @@ static bool engine_name(const struct task_identity *t, const char *engine,
 		sb_adds(sb, t->field[TF_NF_NAME]);
 	else if (!strcmp(engine, "snakemake") && t->field[TF_SMK_RULE])
 		snakemake_name(t, sb);
+	else if (!strcmp(engine, "snakemake") && t->field[TF_SMK_GROUP])
+		sb_addf(sb, "group %s", t->field[TF_SMK_GROUP]);
 	else if (!strcmp(engine, "airflow") && t->field[TF_AF_DAG_ID])
 		sb_addf(sb, "%s.%s", t->field[TF_AF_DAG_ID],
 			fv(t, TF_AF_TASK_ID));
@@ -677,10 +709,9 @@ static bool engine_key(const struct task_identity *t, const char *engine,
 		sb_add(sb, h, slash);
 		if (h[slash])
 			sb_addf(sb, "-%s", h + slash + 1);
-	} else if (!strcmp(engine, "snakemake") && t->field[TF_SMK_RULE]) {
-		sb_addf(sb, "smk-%s", t->field[TF_SMK_RULE]);
-		if (t->field[TF_SMK_JOBID])
-			sb_addf(sb, "-%s", t->field[TF_SMK_JOBID]);
+	} else if (!strcmp(engine, "snakemake") &&
+		   (t->field[TF_SMK_RULE] || t->field[TF_SMK_GROUP])) {
+		snakemake_key(t, sb);
 	} else if (!strcmp(engine, "airflow") && t->field[TF_AF_DAG_ID]) {
 		sb_addf(sb, "af-%s-%s-%s-%s", t->field[TF_AF_DAG_ID],
 			fv(t, TF_AF_TASK_ID), fv(t, TF_AF_DAG_RUN_ID),
@@ -744,7 +775,7 @@ void taskid_detect(struct task_identity *t, const struct task_inputs *in)
 		kv_set(&t->sources, "labels", "option --label");
 	detect_nextflow(t, in);
 	detect_snakemake(t, in);
-	read_env_fields(t);
+	read_env_table(t, env_fields, ARRAY_SIZE(env_fields));
 	detect_kubernetes(t, in->hostname);
 	t->engine = pick_engine(t);
 	choose_name(t, in);

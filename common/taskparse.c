@@ -287,6 +287,7 @@ int snakemake_parse_properties(const char *json, size_t len,
 			       struct snakemake_props *p, struct strbuf *why)
 {
 	cJSON *root = cJSON_ParseWithLength(json, len);
+	const cJSON *type;
 
 	memset(p, 0, sizeof(*p));
 	if (!cJSON_IsObject(root)) {
@@ -295,9 +296,15 @@ int snakemake_parse_properties(const char *json, size_t len,
 		cJSON_Delete(root);
 		return -EINVAL;
 	}
-	take_scalar(root, "rule", &p->rule, &p->cut);
-	take_scalar(root, "jobid", &p->jobid, &p->cut);
-	take_wildcards(root, p);
+	type = cJSON_GetObjectItemCaseSensitive(root, "type");
+	if (cJSON_IsString(type) && strcmp(type->valuestring, "group") == 0) {
+		take_scalar(root, "groupid", &p->group, &p->cut);
+		take_scalar(root, "jobid", &p->group_jobid, &p->cut);
+	} else {
+		take_scalar(root, "rule", &p->rule, &p->cut);
+		take_scalar(root, "jobid", &p->jobid, &p->cut);
+		take_wildcards(root, p);
+	}
 	cJSON_Delete(root);
 	return 0;
 }
@@ -306,6 +313,8 @@ void snakemake_props_release(struct snakemake_props *p)
 {
 	free(p->rule);
 	free(p->jobid);
+	free(p->group);
+	free(p->group_jobid);
 	kv_release(&p->wildcards);
 	memset(p, 0, sizeof(*p));
 }

@@ -80,6 +80,9 @@ int snakemake_find_properties(const char *text, size_t len, bool complete,
 struct snakemake_props {
 	char *rule; /* NULL: absent */
 	char *jobid;
+	/* A group job's (type "group"): its groupid and its own jobid, a
+	 * UUID; rule, jobid and wildcards are then absent. */
+	char *group, *group_jobid;
 	struct kv_list wildcards;
 	bool has_wildcards;
 	bool cut; /* a value was longer than TASK_VALUE_MAX */

@@ -493,6 +493,61 @@ def test_snakemake_env_and_slurm_together(tmp_path):
         "env IOWRAP_SNAKEMAKE_WILDCARDS")
 
 
+def test_snakemake_group_jobscript_is_no_single_job(tmp_path):
+    """A group job's script (Snakemake 7.21 GroupJob.properties(): type
+    "group", its groupid, its own jobid, a UUID; no rule, no wildcards):
+    the group and its job id, never the UUID as a job's jobid.  Before,
+    the UUID was taken for snakemake.jobid and the task had no name."""
+    props = json.dumps({
+        "type": "group", "groupid": "g", "local": False,
+        "input": ["a"], "output": ["b", "c"], "threads": 1,
+        "resources": {"mem_mb": 1000},
+        "jobid": "2b662ff2-97b2-5f8b-85c8-c8f90a05fff2", "cluster": {}})
+    script = tmp_path / "snakejob.g.2b662ff2.sh"
+    write_jobscript(script, props, "echo grouped")
+    proc = run([IOWRAP, "--root", tmp_path / "R", "--", "/bin/sh", script],
+               env=clean_env())
+    assert proc.returncode == 0 and proc.stdout == b"grouped\n", proc
+    key = "smk-group-2b662ff2-97b2-5f8b-85c8-c8f90a05fff2"
+    task = task_of(tmp_path / "R" / HOST / key)
+    assert task["snakemake"] == {
+        "group": "g", "group_jobid": "2b662ff2-97b2-5f8b-85c8-c8f90a05fff2"}
+    assert task["engine"] == "snakemake" and task["name"] == "group g"
+    assert sources(task)["snakemake.group_jobid"] == (
+        "argv[1] job script properties")
+
+
+def test_snakemake_group_env(tmp_path):
+    """What jobscript.sh and bin/bash export for a job of a group job: its
+    rule and wildcards, the group, the group job's id and rules; no jobid
+    (the main Snakemake process's job number is not known inside)."""
+    env = clean_env(IOWRAP_SNAKEMAKE_RULE="consume",
+                    IOWRAP_SNAKEMAKE_WILDCARDS="sample=a",
+                    IOWRAP_SNAKEMAKE_GROUP="dc2f1c3e-pipe",
+                    IOWRAP_SNAKEMAKE_GROUP_JOBID="5f0c",
+                    IOWRAP_SNAKEMAKE_GROUP_RULES="consume,produce")
+    proc = run([IOWRAP, "-o", tmp_path / "t", "--", "true"], env=env)
+    assert proc.returncode == 0, proc
+    task = task_of(tmp_path / "t")
+    assert task["snakemake"] == {
+        "rule": "consume", "group": "dc2f1c3e-pipe", "group_jobid": "5f0c",
+        "group_rules": "consume,produce", "wildcards": {"sample": "a"}}
+    assert task["key"] == "smk-consume-5f0c"
+    assert task["name"] == "consume[sample=a]"
+    assert sources(task)["snakemake.group_rules"] == (
+        "env IOWRAP_SNAKEMAKE_GROUP_RULES")
+    # The rule not known: the group names the task.
+    del env["IOWRAP_SNAKEMAKE_RULE"], env["IOWRAP_SNAKEMAKE_WILDCARDS"]
+    proc = run([IOWRAP, "-o", tmp_path / "u", "--", "true"], env=env)
+    assert proc.returncode == 0, proc
+    task = task_of(tmp_path / "u")
+    assert task["snakemake"] == {
+        "group": "dc2f1c3e-pipe", "group_jobid": "5f0c",
+        "group_rules": "consume,produce"}
+    assert (task["engine"], task["name"], task["key"]) == (
+        "snakemake", "group dc2f1c3e-pipe", "smk-group-5f0c")
+
+
 # ------------------------------------------------- Slurm, Airflow, Kubernetes
 
 SLURM_ENV = {

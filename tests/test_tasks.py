@@ -377,6 +377,70 @@ rule merge:
     outp"""
 
 
+GROUP_LOG = """\
+Select jobs to execute...
+[Sat Nov 28 21:22:35 2026]
+
+group job ac1a5262-3ec6-4259-868e-5068485853c0 (jobs in lexicogr. order):
+
+    [Sat Nov 28 21:22:35 2026]
+    rule consume:
+        input: stream/a.txt
+        output: count/a.txt
+        jobid: 1
+        wildcards: sample=a, n=2
+        resources: mem_mb=<TBD>, disk_mb=<TBD>, tmpdir=<TBD>
+
+    wc -c < stream/a.txt > count/a.txt
+
+    [Sat Nov 28 21:22:35 2026]
+    rule produce:
+        output: stream/a.txt (pipe)
+        jobid: 2
+        wildcards: sample=a, n=2
+        resources: mem_mb=1000, mem_mib=954, disk_mb=1000, disk_mib=954, tmpdir=<TBD>
+
+    seq 1 1000 > stream/a.txt
+[Sat Nov 28 21:22:38 2026]
+Finished job 2.
+[Sat Nov 28 21:22:38 2026]
+Finished job 1.
+"""
+
+
+def test_snakemake_log_join_group_jobs(tmp_path):
+    """A group job's jobs: their traces have no jobid (the shipped profile
+    cannot know it), so they are joined to the log's blocks by rule and
+    wildcards, in the log's order and form ("sample=a, n=2").  Not a
+    trace without a group (a rule set by hand), nor one whose wildcards
+    differ.  Before, both blocks were log-only rows."""
+    root = tmp_path / "root"
+    group = dict(IOWRAP_SNAKEMAKE_GROUP="ac1a5262",
+                 IOWRAP_SNAKEMAKE_GROUP_JOBID="bd1270f4",
+                 IOWRAP_SNAKEMAKE_GROUP_RULES="consume,produce")
+    for rule, wildcards, extra in (("consume", "sample=a,n=2", group),
+                                   ("produce", "sample=a,n=2", group),
+                                   ("produce", "n=2,sample=a", group),
+                                   ("consume", "sample=a,n=2", {})):
+        proc = run([IOWRAP, "--root", root, "--", "true"],
+                   env=clean_env(IOWRAP_SNAKEMAKE_RULE=rule,
+                                 IOWRAP_SNAKEMAKE_WILDCARDS=wildcards,
+                                 **extra))
+        assert proc.returncode == 0, proc.stderr
+    log = tmp_path / "group.snakemake.log"
+    log.write_text(GROUP_LOG)
+    rows, stderr = tasks_json("--snakemake-log", log, root)
+    assert stderr == ""
+    joined = sorted((r["trace"].rsplit("/", 1)[-1],
+                     (r["snakemake_log"] or {}).get("jobid"),
+                     (r["snakemake_log"] or {}).get("status"))
+                    for r in rows)
+    assert joined == [("smk-consume", None, None),
+                      ("smk-consume-bd1270f4", "1", "finished"),
+                      ("smk-produce-bd1270f4", "2", "finished"),
+                      ("smk-produce-bd1270f4-2", None, None)]
+
+
 def test_snakemake_log_join(tmp_path):
     root = tmp_path / "root"
     for rule, jobid, status in (("extract", "5", 0), ("upper", "4", 1),
