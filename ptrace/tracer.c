@@ -640,22 +640,12 @@ static bool is_creation_call(long nr)
  * or may be: running (/proc says no more), or not to be read. */
 static bool thread_may_create(int procfd, pid_t pid, pid_t tid)
 {
-	char path[64], buf[64];
-	ssize_t n;
 	long nr;
-	char *end;
+	int err = read_task_syscall(procfd, pid, tid, &nr);
 
-	snprintf(path, sizeof(path), "%d/task/%d/syscall", (int)pid, (int)tid);
-	/* The number comes first: a cut line will do. */
-	n = read_file_at(procfd, path, buf, sizeof(buf));
-	if (n == -ENOENT || n == -ESRCH)
+	if (err == -ENOENT || err == -ESRCH)
 		return false; /* gone */
-	if (n <= 0)
-		return true;
-	nr = strtol(buf, &end, 10);
-	if (end == buf)
-		return true; /* "running" */
-	return is_creation_call(nr);
+	return err != 0 || is_creation_call(nr);
 }
 
 /*
