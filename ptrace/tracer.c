@@ -735,6 +735,19 @@ static bool held_since_before(const struct tracee *t, const void *arg)
 }
 
 /*
+ * Whether q may be a child of process ppid now: its recorded parent is
+ * ppid, or is gone, so that q may have been reparented to ppid (a
+ * subreaper of the task's, a pid namespace's init, iowrap itself): the
+ * record keeps the parent q had when it was seen.
+ */
+static bool may_be_child_of(const struct tracer *tr, const struct process *q,
+			    pid_t ppid)
+{
+	return q->rec.ppid == ppid ||
+	       !pidmap_get(&tr->table.processes, q->rec.ppid);
+}
+
+/*
  * Whether a process that may have made held process c may still announce
  * it: c's parent, or a child of that parent (clone(CLONE_PARENT)), that
  * is or may be in a creation call.  A grandchild cannot make a child of
@@ -751,7 +764,8 @@ static bool creators_may_announce(const struct tracer *tr,
 	for (size_t i = 0; i <= m->mask; i++) {
 		const struct process *q = m->slot[i].value;
 
-		if (m->slot[i].key && q != c && q->rec.ppid == c->rec.ppid &&
+		if (m->slot[i].key && q != c &&
+		    may_be_child_of(tr, q, c->rec.ppid) &&
 		    process_may_announce(tr, q))
 			return true;
 	}
