@@ -563,6 +563,7 @@ static void run_traced(struct run_state *st, struct launch *l)
 	st->summary.follow_how = res.follow_how;
 	st->summary.tracer_threads = (uint64_t)res.threads;
 	st->summary.handoffs = res.handoffs;
+	st->summary.holds_expired = res.holds_expired;
 	st->summary.handover = handover_name(st->opt.handover);
 	if (res.main_reaped)
 		set_main_exit(&st->summary, res.main_status);

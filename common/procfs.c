@@ -460,6 +460,32 @@ int read_task_status(int procfd, pid_t pid, pid_t tid, struct proc_status *st)
 	return n < 0 ? (int)n : parse_proc_status(buf, st);
 }
 
+int parse_task_syscall(const char *text, long *nr)
+{
+	char *end;
+	long n;
+
+	if (!strncmp(text, "running", 7))
+		return TASK_SYSCALL_RUNNING;
+	errno = 0;
+	n = strtol(text, &end, 10);
+	if (end == text || errno)
+		return -EINVAL;
+	*nr = n;
+	return 0;
+}
+
+int read_task_syscall(int procfd, pid_t pid, pid_t tid, long *nr)
+{
+	/* Its number and six arguments, sp and pc: 64 bytes keep the
+	 * number (read_file_at cuts the rest). */
+	char buf[64];
+	ssize_t n =
+		read_pid_file(procfd, pid, tid, "syscall", buf, sizeof(buf));
+
+	return n < 0 ? (int)n : parse_task_syscall(buf, nr);
+}
+
 /* include/linux/threads.h: PID_MAX_LIMIT on 64-bit. */
 #define PID_LIMIT (4u << 20)
 

@@ -88,6 +88,17 @@ int read_proc_stat(int procfd, pid_t pid, struct proc_stat *st);
 int read_proc_stat_fd(int fd, struct proc_stat *st);
 int read_task_status(int procfd, pid_t tgid, pid_t tid, struct proc_status *st);
 /*
+ * The call thread tid of process pid is in, from /proc/PID/task/TID/
+ * syscall: 0 and its number in *nr (-1: stopped outside a call, as a
+ * signal-delivery stop), TASK_SYSCALL_RUNNING when the thread is running
+ * (the kernel says no more then: it may be in any call or none), or
+ * -errno (-ENOENT or -ESRCH: gone; -EINVAL: neither a number nor
+ * "running").  The number comes first: a line cut short will do.
+ */
+#define TASK_SYSCALL_RUNNING 1
+int parse_task_syscall(const char *text, long *nr);
+int read_task_syscall(int procfd, pid_t pid, pid_t tid, long *nr);
+/*
  * A process's CPU clocks (clock_getcpuclockid's; the kernel lets any
  * process read another's): PROF is user plus system time and VIRT user
  * time, both tick-sampled; SCHED is the exact on-CPU time of all its

@@ -112,6 +112,7 @@ static void format_tracing(struct json *j, const struct run_summary *s,
 	json_u64(j, "tracer_threads", s->tracer_threads);
 	json_str(j, "handover", s->handover);
 	json_u64(j, "handoffs", s->handoffs);
+	json_u64(j, "holds_expired", s->holds_expired);
 	json_u64(j, "processes_unmeasured", s->totals.processes_unmeasured);
 	json_u64(j, "processes_io_unknown", s->totals.processes_io_unknown);
 	json_open_array(j, "problems");

@@ -67,6 +67,7 @@ struct run_summary {
 	const char *follow_how; /* follow_how_name(): "pin_tracee", ... */
 	uint64_t tracer_threads; /* --tracer-threads that ran */
 	uint64_t handoffs; /* new processes given to another thread */
+	uint64_t holds_expired; /* new processes let go at HOLD_LIMIT_S */
 	const char *handover; /* --handover; NULL: untraced */
 	const char *totals_source; /* "ptrace-exit-stops" or "rusage" */
 	struct tree_totals totals;

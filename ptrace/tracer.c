@@ -639,49 +639,47 @@ static bool is_creation_call(long nr)
  * or may be: running (/proc says no more), or not to be read. */
 static bool thread_may_create(int procfd, pid_t pid, pid_t tid)
 {
-	char path[64], buf[64];
-	ssize_t n;
 	long nr;
-	char *end;
+	int err = read_task_syscall(procfd, pid, tid, &nr);
 
-	snprintf(path, sizeof(path), "%d/task/%d/syscall", (int)pid, (int)tid);
-	/* The number comes first: a cut line will do. */
-	n = read_file_at(procfd, path, buf, sizeof(buf));
-	if (n == -ENOENT || n == -ESRCH)
+	if (err == -ENOENT || err == -ESRCH)
 		return false; /* gone */
-	if (n <= 0)
-		return true;
-	nr = strtol(buf, &end, 10);
-	if (end == buf)
-		return true; /* "running" */
-	return is_creation_call(nr);
+	return err != 0 || is_creation_call(nr);
 }
 
 /*
- * Whether a held child of process pid may still be announced by pid's
- * own creation event: one of its threads is making a child, or may be.
- * A creation event comes before the call returns, so a process with no
- * thread in such a call has no child waiting for its event.
+ * Whether a held process may still be announced by p's own creation
+ * event: one of p's threads is making a child, or may be.  A creation
+ * event comes before the call returns, so a process with no thread in
+ * such a call has no child waiting for its event.  A thread that has not
+ * run (fresh) is in no call of its own: its registers, and so its
+ * syscall file, are its creator's, a clone's.
  */
-static bool may_announce_more(struct tracer *tr, pid_t pid)
+static bool process_may_announce(const struct tracer *tr,
+				 const struct process *p)
 {
-	const struct process *p = pidmap_get(&tr->table.processes, pid);
-
-	if (!p)
-		return false;
 	/* Its exec's event lets its held children go (release_orphaned),
 	 * and before Linux 5.7 a read of syscall waits for the exec's
 	 * cred_guard_mutex, which may wait for this thread (exec_in). */
 	if (exec_in(p))
 		return true;
 	for (const struct tracee *t = p->threads; t; t = t->next)
-		if (thread_may_create(tr->table.procfd, pid, t->tid))
+		if (!t->fresh &&
+		    thread_may_create(tr->table.procfd, p->rec.pid, t->tid))
 			return true;
 	return false;
 }
 
+/* The same for process pid, if it is one of the task's. */
+static bool may_announce_more(const struct tracer *tr, pid_t pid)
+{
+	const struct process *p = pidmap_get(&tr->table.processes, pid);
+
+	return p && process_may_announce(tr, p);
+}
+
 struct kin {
-	struct tracer *tr;
+	const struct tracer *tr;
 	pid_t pid, ppid;
 	int *siblings; /* ppid's held children go on too: -1 not known */
 };
@@ -713,7 +711,7 @@ static bool child_of(const struct tracee *t, const void *arg)
  * a child that has not run), and iowrap waited for it for ever (2 runs
  * in 30 of test_sigterm_reaches_a_child_forked_while_it_came under load).
  * Such a sibling made by clone(CLONE_PARENT) while ppid runs goes on
- * after HOLD_LIMIT_S.
+ * at a flush tick where ppid is making none (release_unmade_holds).
  *
  * When its process is gone (SIGKILL, another thread's exit_group), or at
  * once at an exec by another thread, which kills it and lets the process
@@ -736,12 +734,73 @@ static bool held_since_before(const struct tracee *t, const void *arg)
 }
 
 /*
+ * Whether q may be a child of process ppid now: its recorded parent is
+ * ppid, or is gone, so that q may have been reparented to ppid (a
+ * subreaper of the task's, a pid namespace's init, iowrap itself): the
+ * record keeps the parent q had when it was seen.
+ */
+static bool may_be_child_of(const struct tracer *tr, const struct process *q,
+			    pid_t ppid)
+{
+	return q->rec.ppid == ppid ||
+	       !pidmap_get(&tr->table.processes, q->rec.ppid);
+}
+
+/*
+ * Whether a process that may have made held process c may still announce
+ * it: c's parent, or a child of that parent (clone(CLONE_PARENT)), that
+ * is or may be in a creation call.  A grandchild cannot make a child of
+ * c's parent, and a process not known yet (at neither its first stop nor
+ * its creator's event) has not run.
+ */
+static bool creators_may_announce(const struct tracer *tr,
+				  const struct process *c)
+{
+	const struct pidmap *m = &tr->table.processes;
+
+	if (may_announce_more(tr, c->rec.ppid))
+		return true;
+	for (size_t i = 0; i <= m->mask; i++) {
+		const struct process *q = m->slot[i].value;
+
+		if (m->slot[i].key && q != c &&
+		    may_be_child_of(tr, q, c->rec.ppid) &&
+		    process_may_announce(tr, q))
+			return true;
+	}
+	return false;
+}
+
+/* A held new process (not a thread: its creator is a thread of its own
+ * process, which ends with it) that nothing may announce any more. */
+static bool no_creator_left(const struct tracee *t, const void *arg)
+{
+	return t->tid == t->proc->rec.pid &&
+	       !creators_may_announce(arg, t->proc);
+}
+
+/*
+ * At the flush tick: a held process whose possible creators are all in
+ * no creation call goes on.  A creator's death lets its held children
+ * go (release_orphaned), but not its siblings while their parent may be
+ * making a child, which is how a clone(CLONE_PARENT) child of a creator
+ * killed in its clone is seen: it waited HOLD_LIMIT_S (7 of 40 synthetic
+ * rounds; tests/helpers/cparentkill.c every time).  Nor does a death
+ * reach a child whose first stop comes after it.  The walk reads /proc
+ * only while a process is held at the tick.
+ */
+static void release_unmade_holds(struct tracer *tr)
+{
+	release_holds(tr, no_creator_left, tr);
+}
+
+/*
  * The last resort: a new process held longer than HOLD_LIMIT_S goes on
  * without its event.  No way is known for an event to stay away so long
- * (release_orphaned and adopt_unseen_children cover those found), but a
- * held process that waits for ever takes the task with it; one that goes
- * on may lack what it inherited, which the summary says.  Checked at the
- * first thread's flush tick, once a second.
+ * (release_orphaned, adopt_unseen_children and release_unmade_holds cover
+ * those found), but a held process that waits for ever takes the task
+ * with it; one that goes on may lack what it inherited, which the summary
+ * says.  Checked at the first thread's flush tick, once a second.
  */
 static void expire_holds(struct tracer *tr)
 {
@@ -1926,6 +1985,7 @@ static bool between_events(struct tracer *tr)
 	if (self->index == 0 && *cfg->tick) {
 		*cfg->tick = 0;
 		trace_tick(cfg->sink);
+		release_unmade_holds(tr);
 		expire_holds(tr);
 	}
 	read_mail(tr);

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -680,6 +681,57 @@ static void procfs_children_real(void)
 	close(procfd);
 }
 
+/* ---- /proc/PID/task/TID/syscall ---- */
+
+static void procfs_syscall_lines(void)
+{
+	long nr = 7;
+
+	CHECK_INT(parse_task_syscall("61 0x3 0x7ffc9e3c 0x0 0x0 0x0 0x0 "
+				     "0x7ffc9e3c08 0x7f2b1c8e\n",
+				     &nr),
+		  0);
+	CHECK_INT(nr, 61);
+	CHECK_INT(parse_task_syscall("-1 0x7ffc9e3c08 0x401000\n", &nr), 0);
+	CHECK_INT(nr, -1);
+	CHECK_INT(parse_task_syscall("56 0x1200011 0", &nr), 0); /* cut */
+	CHECK_INT(nr, 56);
+	nr = 7;
+	CHECK_INT(parse_task_syscall("running\n", &nr), TASK_SYSCALL_RUNNING);
+	CHECK_INT(parse_task_syscall("", &nr), -EINVAL);
+	CHECK_INT(parse_task_syscall("x 0x1", &nr), -EINVAL);
+	CHECK_INT(parse_task_syscall("99999999999999999999999 0x1", &nr),
+		  -EINVAL);
+	CHECK_INT(nr, 7);
+}
+
+/* A child blocked in pause(2) (the raw call: a libc may make it ppoll),
+ * then gone. */
+static void procfs_syscall_real(void)
+{
+	pid_t child = fork();
+	int procfd = proc_open_root(), status, err;
+	long nr = -2;
+
+	if (child == 0) {
+		syscall(SYS_pause);
+		_exit(0);
+	}
+	if (!CHECK(child > 0) || !CHECK(procfd >= 0))
+		return;
+	/* Running until it has entered the call. */
+	do
+		err = read_task_syscall(procfd, child, child, &nr);
+	while (err == TASK_SYSCALL_RUNNING ||
+	       (err == 0 && nr != SYS_pause && !usleep(1000)));
+	CHECK_INT(err, 0);
+	CHECK_INT(nr, SYS_pause);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	CHECK_INT(read_task_syscall(procfd, child, child, &nr), -ENOENT);
+	close(procfd);
+}
+
 /* ---- /proc/PID/auxv ---- */
 
 /* AT_EXECFN (31), the first entry's type and value, and no AT_RANDOM
@@ -766,6 +818,8 @@ const struct unit_test procfs_tests[] = {
 	UNIT_TEST(procfs_children_list),
 	UNIT_TEST(procfs_children_garbage),
 	UNIT_TEST(procfs_children_real),
+	UNIT_TEST(procfs_syscall_lines),
+	UNIT_TEST(procfs_syscall_real),
 	UNIT_TEST(procfs_stat_real_line),
 	UNIT_TEST(procfs_stat_hostile_comm),
 	UNIT_TEST(procfs_stat_garbage),
