@@ -1870,6 +1870,84 @@ def rewrite_csv(path, rows):
     path.write_bytes(buf.getvalue().encode("utf-8", "surrogateescape"))
 
 
+def on_hosts_apart(traces):
+    """Gives each task's trace a boot id of its own, as if each task had
+    run on a host of its own over a shared file system: no file's identity
+    is then known across tasks (docs/report-format.md, "File identity"),
+    and names alone join them.  (Where it is known, the file's latest
+    version by identity is what a read finds, whatever the names say.)"""
+    for i, path in enumerate(sorted(traces.glob("*/summary.json"))):
+        summary = json.loads(path.read_text())
+        boot = summary["host"]["boot_id"]
+        summary["host"]["boot_id"] = f"{i:08x}{boot[8:]}"
+        path.write_text(json.dumps(summary))
+
+
+@pytest.mark.parametrize("relink", [
+    "ln -sfn $PWD/real/out.txt out.txt",
+    "rm out.txt; ln -s $PWD/real/out.txt out.txt; mv out.txt old.txt"],
+    ids=["onto", "away"])
+def test_a_link_renamed_onto_or_from_the_name_written_keeps_the_version(
+        tmp_path, relink):
+    """out.txt is a link to real/out.txt, made outside the traces (the
+    same last name, as Nextflow stages an input): T1 wrote real/out.txt
+    by name, T2 through the link; T3 renamed a link it made onto out.txt
+    (ln -sfn) or away from it.  That moved a link, not the file (a rename
+    of a file there ends T2's version under real/out.txt), so T4 reading
+    real/out.txt reads T2's version, not T1's.  Each task on a host of its
+    own: no file identity hides what the names find."""
+    d = tmp_path / "data"
+    (d / "real").mkdir(parents=True)
+    (d / "out.txt").symlink_to(d / "real" / "out.txt")
+    traces = tmp_path / "traces"
+    run_tasks(traces, [{f"T{i}": f"cd {d}; {s}"} for i, s in enumerate([
+        "echo first > real/out.txt", "echo x > out.txt", relink,
+        "cat real/out.txt > r4"], 1)])
+    on_hosts_apart(traces)
+    rep = report(traces, out=tmp_path / "out")[2]
+    assert (d / "r4").read_text() == "x\n"
+    assert flow_edges(rep) == {("T2", "T4", "out.txt", 2)}
+    assert not [v for v in rep["wcp"]["vertices"] if v["kind"] == "input"]
+
+
+def io_row_times_moved(trace, path, first_read_us):
+    """Moves every row of the trace's io.csv by one amount, so that the
+    first read of the file it opened by path starts at first_read_us."""
+    rows = csv_rows(trace / "io.csv")
+    (ino,) = {r["inode"] for r in rows
+              if r["type"] == "O" and r["path"] == str(path)}
+    first = next(us(r["time_start"]) for r in rows
+                 if r["inode"] == ino and r["type"] == "R")
+    for r in rows:
+        for col in ("time_start", "time_end"):
+            t = us(r[col]) + first_read_us - first
+            r[col] = f"{t // 1000000}.{t % 1000000:06d}"
+    rewrite_csv(trace / "io.csv", rows)
+
+
+def test_a_version_written_through_a_linked_directory_ends_at_the_rename(
+        tmp_path):
+    """T1 wrote real/f through the linked directory L; T2's mv of a file
+    onto L/f replaced real/f at R, its N row's end.  T3 read real/f at
+    R - 1 and T4 at R (their io.csv moved there: a real run cannot pin
+    the microsecond): T3 read T1's version, T4 no longer (an input: each
+    task on a host of its own, no identity finds T2's file)."""
+    d, traces = data_workflow(tmp_path, lambda d: [
+        {"T1": f"cd {d}; mkdir real; ln -s real L; echo a > L/f"},
+        {"T2": f"cd {d}; echo bb > L/f.tmp; mv L/f.tmp L/f"},
+        {"T3": f"cd {d}; cat real/f > r3"},
+        {"T4": f"cd {d}; cat real/f > r4"}])
+    (rename,) = [us(r["time_end"]) for r in csv_rows(traces / "T2" / "io.csv")
+                 if r["type"] == "N" and r["result"] == "0"]
+    io_row_times_moved(traces / "T3", d / "real" / "f", rename - 1)
+    io_row_times_moved(traces / "T4", d / "real" / "f", rename)
+    on_hosts_apart(traces)
+    rep = report(traces, out=tmp_path / "out")[2]
+    assert flow_edges(rep) == {("T1", "T3", "f", 3)}
+    assert [Path(v["path"]).name for v in rep["wcp"]["vertices"]
+            if v["kind"] == "input"] == ["f"]
+
+
 def test_a_record_named_after_its_first_read_reads_by_that_name(tmp_path):
     """A record first known by an R row (files.csv, lost here, gives no
     name) takes its name from the open after: it read f, not the empty
