@@ -460,16 +460,21 @@ int read_task_status(int procfd, pid_t pid, pid_t tid, struct proc_status *st)
 	return n < 0 ? (int)n : parse_proc_status(buf, st);
 }
 
+static bool is_line_end(char c)
+{
+	return c == '\n' || c == '\0';
+}
+
 int parse_task_syscall(const char *text, long *nr)
 {
 	char *end;
 	long n;
 
-	if (!strncmp(text, "running", 7))
+	if (!strncmp(text, "running", 7) && is_line_end(text[7]))
 		return TASK_SYSCALL_RUNNING;
 	errno = 0;
 	n = strtol(text, &end, 10);
-	if (end == text || errno)
+	if (end == text || errno || !(*end == ' ' || is_line_end(*end)))
 		return -EINVAL;
 	*nr = n;
 	return 0;

@@ -700,6 +700,8 @@ static void procfs_syscall_lines(void)
 	CHECK_INT(parse_task_syscall("running\n", &nr), TASK_SYSCALL_RUNNING);
 	CHECK_INT(parse_task_syscall("", &nr), -EINVAL);
 	CHECK_INT(parse_task_syscall("x 0x1", &nr), -EINVAL);
+	CHECK_INT(parse_task_syscall("56x 0x1", &nr), -EINVAL);
+	CHECK_INT(parse_task_syscall("runningx\n", &nr), -EINVAL);
 	CHECK_INT(parse_task_syscall("99999999999999999999999 0x1", &nr),
 		  -EINVAL);
 	CHECK_INT(nr, 7);
@@ -710,26 +712,32 @@ static void procfs_syscall_lines(void)
 static void procfs_syscall_real(void)
 {
 	pid_t child = fork();
-	int procfd = proc_open_root(), status, err;
+	int procfd = proc_open_root(), status, err = -EINVAL;
 	long nr = -2;
 
 	if (child == 0) {
 		syscall(SYS_pause);
 		_exit(0);
 	}
-	if (!CHECK(child > 0) || !CHECK(procfd >= 0))
-		return;
-	/* Running until it has entered the call. */
-	do
+	if (!CHECK(child > 0))
+		goto out;
+	/* Running until it has entered the call: 10 s at most. */
+	for (int tries = 0; procfd >= 0 && tries < 10000; tries++) {
 		err = read_task_syscall(procfd, child, child, &nr);
-	while (err == TASK_SYSCALL_RUNNING ||
-	       (err == 0 && nr != SYS_pause && !usleep(1000)));
+		if (err < 0 || (err == 0 && nr == SYS_pause))
+			break;
+		usleep(1000);
+	}
 	CHECK_INT(err, 0);
 	CHECK_INT(nr, SYS_pause);
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
-	CHECK_INT(read_task_syscall(procfd, child, child, &nr), -ENOENT);
-	close(procfd);
+	if (CHECK(procfd >= 0))
+		CHECK_INT(read_task_syscall(procfd, child, child, &nr),
+			  -ENOENT);
+out:
+	if (procfd >= 0)
+		close(procfd);
 }
 
 /* ---- /proc/PID/auxv ---- */
