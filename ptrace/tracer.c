@@ -737,13 +737,15 @@ static bool held_since_before(const struct tracee *t, const void *arg)
  * Whether q may be a child of process ppid now: its recorded parent is
  * ppid, or is gone, so that q may have been reparented to ppid (a
  * subreaper of the task's, a pid namespace's init, iowrap itself): the
- * record keeps the parent q had when it was seen.
+ * record keeps the parent q had when it was seen.  Not the main process,
+ * whose parent, iowrap, is never in the table and outlives it.
  */
 static bool may_be_child_of(const struct tracer *tr, const struct process *q,
 			    pid_t ppid)
 {
 	return q->rec.ppid == ppid ||
-	       !pidmap_get(&tr->table.processes, q->rec.ppid);
+	       (q->rec.pid != tr->main_pid &&
+		!pidmap_get(&tr->table.processes, q->rec.ppid));
 }
 
 /*
@@ -771,12 +773,25 @@ static bool creators_may_announce(const struct tracer *tr,
 	return false;
 }
 
+/* A hold younger than this is nearly always an event on its way: the
+ * walk is not worth its /proc reads for it (the tick comes again). */
+#define UNMADE_HOLD_MIN_US 200000
+
+struct unmade {
+	const struct tracer *tr;
+	int64_t held_before; /* monotonic */
+};
+
 /* A held new process (not a thread: its creator is a thread of its own
- * process, which ends with it) that nothing may announce any more. */
+ * process, which ends with it), held for a while, that nothing may
+ * announce any more. */
 static bool no_creator_left(const struct tracee *t, const void *arg)
 {
+	const struct unmade *u = arg;
+
 	return t->tid == t->proc->rec.pid &&
-	       !creators_may_announce(arg, t->proc);
+	       t->held_since_us <= u->held_before &&
+	       !creators_may_announce(u->tr, t->proc);
 }
 
 /*
@@ -787,11 +802,13 @@ static bool no_creator_left(const struct tracee *t, const void *arg)
  * killed in its clone is seen: it waited HOLD_LIMIT_S (7 of 40 synthetic
  * rounds; tests/helpers/cparentkill.c every time).  Nor does a death
  * reach a child whose first stop comes after it.  The walk reads /proc
- * only while a process is held at the tick.
+ * only while a process has been held UNMADE_HOLD_MIN_US at the tick.
  */
 static void release_unmade_holds(struct tracer *tr)
 {
-	release_holds(tr, no_creator_left, tr);
+	const struct unmade u = { tr, now_monotonic_us() - UNMADE_HOLD_MIN_US };
+
+	release_holds(tr, no_creator_left, &u);
 }
 
 /*
