@@ -45,8 +45,13 @@ def export(key, value):
     print("export IOWRAP_SNAKEMAKE_%s=%s" % (key, shlex.quote(value)))
 
 
-def target_rules(words):
-    """The rules of --target-jobs RULE:WC ... (one word per job), sorted."""
+def target_rules(exec_job):
+    """The rules of --target-jobs RULE:WC ... (one word per job), sorted;
+    none if the command does not split into words."""
+    try:
+        words = shlex.split(exec_job)
+    except ValueError:
+        return []
     rules = set()
     if "--target-jobs" in words:
         for word in words[words.index("--target-jobs") + 1:]:
@@ -62,9 +67,11 @@ if props and props.get("type") == "single":
     export("JOBID", str(props["jobid"]))
     export("WILDCARDS", wildcards)
 elif props and props.get("type") == "group":
-    export("GROUP", str(props["groupid"]))
-    export("GROUP_JOBID", str(props["jobid"]))
-    export("GROUP_RULES", ",".join(target_rules(shlex.split(exec_job))))
+    # One field missing loses that field only.
+    for key, field in (("GROUP", "groupid"), ("GROUP_JOBID", "jobid")):
+        if props.get(field) is not None:
+            export(key, str(props[field]))
+    export("GROUP_RULES", ",".join(target_rules(exec_job)))
     # The log handler goes right after "-m snakemake": exec_job may end in
     # "&& touch FINISHED || ...", after which no option can go. Snakemake
     # fails a job whose handler script it cannot find (IOWRAP_HOME not on
